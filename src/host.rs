@@ -1,0 +1,505 @@
+//! `ToolHost` and its config: the listener, the accept loop, shutdown.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::header::HeaderValue;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::time::Instant;
+
+use crate::mcp::ServerInfo;
+use crate::race::{race, First};
+use crate::revocation::RevocationSlab;
+use crate::session::{SessionId, SessionState, ToolSession};
+use crate::surface::DynSurface;
+use crate::{transport, Error, ToolSurface};
+
+/// Upper bound on `max_connections`: far above any file-descriptor limit, and
+/// small enough to count permits in a `u32`.
+const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
+
+/// How a [`ToolHost`] is bound and what it allows.
+///
+/// `Default` is a safe loopback host: 127.0.0.1 on a kernel-chosen port, no
+/// browser origins, bounded bodies, headers, connections and sessions.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use embacle_tool_host::ToolHostConfig;
+///
+/// let config = ToolHostConfig {
+///     server_name: "notes".to_owned(),
+///     instructions: Some("Search the user's notes before answering.".to_owned()),
+///     header_read_timeout: Duration::from_secs(5),
+///     ..ToolHostConfig::default()
+/// };
+/// assert_eq!(config.port, 0);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolHostConfig {
+    /// The server's name: `mcpServers[].name` and `serverInfo.name`. Agents
+    /// prefix the tool names the model sees with it, so keep it short.
+    /// 1–64 characters of `[A-Za-z0-9_-]`. Default `"tools"`.
+    pub server_name: String,
+    /// The address to bind. Must be a loopback address (127.0.0.0/8 or
+    /// `::1`): this host serves the caller's own agents, never a network.
+    /// Default `127.0.0.1`.
+    pub bind_addr: IpAddr,
+    /// The port; 0 (the default) lets the kernel choose.
+    pub port: u16,
+    /// Served to the client at `initialize`, as a hint for the model.
+    /// Default `None`.
+    pub instructions: Option<String>,
+    /// `Origin` values a request may carry (exact, ASCII case-insensitive
+    /// match, e.g. `"http://localhost:3000"`). A request with any other
+    /// `Origin` gets 403 before authentication — the defence against DNS
+    /// rebinding by browser pages. Agents send no `Origin`. Default: empty,
+    /// so every browser origin is refused.
+    pub allowed_origins: Vec<String>,
+    /// Largest accepted request body, in bytes; larger bodies get 413 before
+    /// they are read. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Largest request head (request line plus headers), in bytes; larger
+    /// heads get 431. At least 8192 (hyper's floor). Default 64 KiB.
+    pub max_header_bytes: usize,
+    /// How long a client may take to send a request's headers. A connection
+    /// that is slower (or idle between keep-alive requests for longer) is
+    /// closed. Default 10 seconds.
+    pub header_read_timeout: Duration,
+    /// Most connections served at once. A connection accepted beyond it is
+    /// closed at once without a response, so a flood cannot starve the
+    /// connections already being served. Default 256.
+    pub max_connections: usize,
+    /// Most sessions open at once; [`ToolHost::open_session`] fails beyond
+    /// it. Slots are allocated as sessions open, so a high limit costs
+    /// nothing until used. Default 1,048,576.
+    pub max_sessions: u32,
+}
+
+impl Default for ToolHostConfig {
+    fn default() -> Self {
+        Self {
+            server_name: "tools".to_owned(),
+            bind_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            instructions: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 256,
+            max_sessions: 1 << 20,
+        }
+    }
+}
+
+impl ToolHostConfig {
+    fn validate(&self) -> Result<(), Error> {
+        let name_ok = (1..=64).contains(&self.server_name.len())
+            && self
+                .server_name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !name_ok {
+            return Err(Error::invalid_config(
+                "server_name must be 1-64 characters of [A-Za-z0-9_-]",
+            ));
+        }
+        if !self.bind_addr.is_loopback() {
+            return Err(Error::invalid_config(
+                "bind_addr must be a loopback address",
+            ));
+        }
+        if self.max_body_bytes == 0 || self.max_sessions == 0 {
+            return Err(Error::invalid_config(
+                "max_body_bytes and max_sessions must be positive",
+            ));
+        }
+        if !(1..=MAX_CONNECTIONS_CEILING).contains(&self.max_connections) {
+            return Err(Error::invalid_config(
+                "max_connections must be between 1 and 1,000,000",
+            ));
+        }
+        if self.max_header_bytes < 8192 {
+            return Err(Error::invalid_config(
+                "max_header_bytes must be at least 8192",
+            ));
+        }
+        if self.header_read_timeout.is_zero() {
+            return Err(Error::invalid_config(
+                "header_read_timeout must be positive",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// State shared by the accept loop, every connection, every request and
+/// every session guard. Sessions keep it alive, so a guard outliving its
+/// host still revokes cleanly.
+pub(crate) struct Shared {
+    pub(crate) slab: RevocationSlab<SessionState>,
+    pub(crate) info: ServerInfo,
+    pub(crate) server_name: String,
+    /// `127.0.0.1:PORT` (or `[::1]:PORT`): the URL's authority.
+    pub(crate) url_authority: String,
+    /// Accepted `Host` values, lower case.
+    allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values, lower case.
+    allowed_origins: Vec<String>,
+    pub(crate) max_body_bytes: usize,
+    next_session_id: AtomicU64,
+}
+
+impl Shared {
+    /// Step 1 of the transport: `Host` must name this listener by one of its
+    /// loopback names and its port.
+    pub(crate) fn host_allowed(&self, host: Option<&HeaderValue>) -> bool {
+        host.is_some_and(|host| {
+            self.allowed_hosts
+                .iter()
+                .any(|ok| ok.as_bytes().eq_ignore_ascii_case(host.as_bytes()))
+        })
+    }
+
+    pub(crate) fn origin_allowed(&self, origin: &HeaderValue) -> bool {
+        self.allowed_origins
+            .iter()
+            .any(|ok| ok.as_bytes().eq_ignore_ascii_case(origin.as_bytes()))
+    }
+}
+
+/// What the accept loop is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Running,
+    /// Stop accepting; let connections finish until the instant; then close.
+    Drain(Instant),
+    /// Stop accepting and close every connection now.
+    Now,
+}
+
+/// A loopback MCP server for tools, embedded in the caller's process.
+///
+/// [`bind`](Self::bind) it once; open one [`ToolSession`] per ACP session
+/// with [`open_session`](Self::open_session). Every session has its own
+/// bearer and its own [`ToolSurface`]; they share the one listener.
+///
+/// `ToolHost` is cheap to clone (one reference count); all clones control the
+/// same host. When the last clone is dropped the host stops accepting and
+/// closes its connections, as [`shutdown`](Self::shutdown) would.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// use std::sync::Arc;
+/// use embacle_tool_host::{StaticSurface, Tool, ToolHost, ToolHostConfig};
+/// use serde_json::{json, Value};
+///
+/// let host = ToolHost::bind(ToolHostConfig {
+///     server_name: "dravr".to_owned(),
+///     ..ToolHostConfig::default()
+/// })
+/// .await?;
+/// let echo = Tool::new("echo", "Returns its text.", json!({"type": "object"}))?;
+/// let surface = StaticSurface::new(vec![echo], |_: String, args: Value| async move {
+///     Ok::<_, String>(args["text"].clone())
+/// })?;
+/// let session = host.open_session(Arc::new(surface))?;
+/// let servers = session.mcp_servers(); // goes into ACP session/new
+/// assert_eq!(servers.entries()[0].name(), "dravr");
+/// drop(session); // the bearer is revoked here
+/// host.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ToolHost {
+    inner: Arc<HostHandle>,
+}
+
+/// Owned by the `ToolHost` clones only; dropping the last one stops the host.
+struct HostHandle {
+    shared: Arc<Shared>,
+    local_addr: SocketAddr,
+    stop: watch::Sender<Stop>,
+    /// Becomes true when the accept loop and every connection have ended.
+    stopped: watch::Receiver<bool>,
+    /// Whether the last drain finished in time.
+    drained: watch::Receiver<bool>,
+}
+
+impl Drop for HostHandle {
+    fn drop(&mut self) {
+        self.stop.send_if_modified(|stop| {
+            let changed = *stop != Stop::Now;
+            *stop = Stop::Now;
+            changed
+        });
+    }
+}
+
+impl ToolHost {
+    /// Binds the listener and starts serving. The listener is accepting when
+    /// this returns.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::is_invalid_config`]: a config field was refused (see
+    ///   [`ToolHostConfig`]);
+    /// - [`Error::is_no_runtime`]: not called inside a Tokio runtime;
+    /// - [`Error::is_bind`]: the address could not be bound.
+    pub async fn bind(config: ToolHostConfig) -> Result<Self, Error> {
+        config.validate()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
+        let listener = TcpListener::bind(SocketAddr::new(config.bind_addr, config.port))
+            .await
+            .map_err(Error::bind)?;
+        let local_addr = listener.local_addr().map_err(Error::bind)?;
+        let port = local_addr.port();
+        let url_authority = match local_addr.ip() {
+            IpAddr::V4(ip) => format!("{ip}:{port}"),
+            IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+        };
+        let mut allowed_hosts = vec![
+            url_authority.clone(),
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        if port == 80 {
+            allowed_hosts.extend(["127.0.0.1", "localhost", "[::1]"].map(str::to_owned));
+        }
+        allowed_hosts.sort();
+        allowed_hosts.dedup();
+        let shared = Arc::new(Shared {
+            slab: RevocationSlab::new(config.max_sessions),
+            info: ServerInfo {
+                name: config.server_name.clone(),
+                instructions: config.instructions.clone(),
+            },
+            server_name: config.server_name.clone(),
+            url_authority,
+            allowed_hosts,
+            allowed_origins: config
+                .allowed_origins
+                .iter()
+                .map(|o| o.to_ascii_lowercase())
+                .collect(),
+            max_body_bytes: config.max_body_bytes,
+            next_session_id: AtomicU64::new(1),
+        });
+        let (stop_tx, stop_rx) = watch::channel(Stop::Running);
+        let (stopped_tx, stopped_rx) = watch::channel(false);
+        let (drained_tx, drained_rx) = watch::channel(true);
+        let accept = AcceptLoop {
+            listener,
+            shared: Arc::clone(&shared),
+            config,
+            stop: stop_rx,
+            stopped: stopped_tx,
+            drained: drained_tx,
+        };
+        runtime.spawn(accept.run());
+        Ok(Self {
+            inner: Arc::new(HostHandle {
+                shared,
+                local_addr,
+                stop: stop_tx,
+                stopped: stopped_rx,
+                drained: drained_rx,
+            }),
+        })
+    }
+
+    /// The address the listener is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.inner.local_addr
+    }
+
+    /// Opens a session on `surface`: mints a fresh 256-bit bearer and
+    /// returns the guard that owns it.
+    ///
+    /// The bearer is live when this returns; it dies when the guard is
+    /// dropped. The host keeps `surface` until then.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::is_session_limit`]: as many sessions are open as
+    ///   [`ToolHostConfig::max_sessions`] allows;
+    /// - [`Error::is_shut_down`]: the host was shut down.
+    pub fn open_session<S: ToolSurface>(&self, surface: Arc<S>) -> Result<ToolSession, Error> {
+        if *self.inner.stop.borrow() != Stop::Running {
+            return Err(Error::shut_down());
+        }
+        let shared = &self.inner.shared;
+        let surface: Arc<dyn DynSurface> = surface;
+        let state = Arc::new(SessionState {
+            surface,
+            calls_served: AtomicU64::new(0),
+            id: SessionId(shared.next_session_id.fetch_add(1, Ordering::Relaxed)),
+        });
+        let bearer = shared
+            .slab
+            .open(Arc::clone(&state))
+            .ok_or_else(Error::session_limit)?;
+        Ok(ToolSession::new(state, Arc::clone(shared), bearer))
+    }
+
+    /// Sessions whose guard is alive. A floor that keeps rising across turns
+    /// is a leaked guard.
+    pub fn open_sessions(&self) -> usize {
+        self.inner.shared.slab.live()
+    }
+
+    /// Stops the host now: stops accepting, closes every connection
+    /// (dropping calls in flight), and returns when all of that is done.
+    ///
+    /// Idempotent, and safe to call from any clone. Open sessions stay open
+    /// (their guards still revoke on drop), but nothing serves them.
+    pub async fn shutdown(&self) {
+        self.request_stop(Stop::Now);
+        self.wait_stopped().await;
+    }
+
+    /// Stops the host gracefully: stops accepting, lets requests in flight
+    /// finish, closes idle keep-alive connections, and after `deadline`
+    /// closes whatever is left.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_timeout`] when the deadline passed and connections had to
+    /// be closed with work in flight. The host is stopped either way.
+    pub async fn shutdown_graceful(&self, deadline: Duration) -> Result<(), Error> {
+        self.request_stop(Stop::Drain(Instant::now() + deadline));
+        self.wait_stopped().await;
+        if *self.inner.drained.borrow() {
+            Ok(())
+        } else {
+            Err(Error::drain_timeout())
+        }
+    }
+
+    /// Asks the accept loop to stop; an earlier or harder request wins.
+    fn request_stop(&self, wanted: Stop) {
+        self.inner
+            .stop
+            .send_if_modified(|stop| match (*stop, wanted) {
+                (Stop::Running, _) | (Stop::Drain(_), Stop::Now) => {
+                    *stop = wanted;
+                    true
+                }
+                _ => false,
+            });
+    }
+
+    async fn wait_stopped(&self) {
+        let mut stopped = self.inner.stopped.clone();
+        // An error means the accept loop is gone, which is stopped too.
+        let _ = stopped.wait_for(|done| *done).await;
+    }
+}
+
+impl fmt::Debug for ToolHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolHost")
+            .field("local_addr", &self.inner.local_addr)
+            .field("open_sessions", &self.open_sessions())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The accept loop task and what it owns.
+struct AcceptLoop {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    config: ToolHostConfig,
+    stop: watch::Receiver<Stop>,
+    stopped: watch::Sender<bool>,
+    drained: watch::Sender<bool>,
+}
+
+impl AcceptLoop {
+    async fn run(mut self) {
+        // Each connection holds a permit; when all are back, every
+        // connection task has ended.
+        let permits = Arc::new(Semaphore::new(self.config.max_connections));
+        let graceful = GracefulShutdown::new();
+        // Raised to close every connection at once (Stop::Now, or a drain
+        // past its deadline).
+        let (close_tx, close_rx) = watch::channel(false);
+        let mut builder = http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.config.header_read_timeout)
+            .max_buf_size(self.config.max_header_bytes)
+            .keep_alive(true);
+        let mut backoff = Duration::from_millis(5);
+        loop {
+            let accepted = match race(self.listener.accept(), self.stop.changed()).await {
+                First::Left(accepted) => accepted,
+                First::Right(_) => break,
+            };
+            let stream = match accepted {
+                Ok((stream, _peer)) => {
+                    backoff = Duration::from_millis(5);
+                    stream
+                }
+                Err(_) => {
+                    // Out of file descriptors, or a connection reset before
+                    // accept: wait a little, longer each time, and go on.
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+            };
+            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                drop(stream); // over the connection limit: refuse
+                continue;
+            };
+            // Tool calls are small request/response exchanges: send each
+            // response as soon as it is written.
+            let _ = stream.set_nodelay(true);
+            let shared = Arc::clone(&self.shared);
+            let connection = builder.serve_connection(
+                TokioIo::new(stream),
+                service_fn(move |request| transport::serve(Arc::clone(&shared), request)),
+            );
+            let connection = graceful.watch(connection);
+            let mut close = close_rx.clone();
+            tokio::spawn(async move {
+                let _ = race(connection, close.wait_for(|closed| *closed)).await;
+                drop(permit);
+            });
+        }
+        drop(self.listener);
+        let stop = *self.stop.borrow();
+        let drained = match stop {
+            Stop::Drain(deadline) => tokio::time::timeout_at(deadline, graceful.shutdown())
+                .await
+                .is_ok(),
+            Stop::Now | Stop::Running => {
+                drop(graceful);
+                true
+            }
+        };
+        let _ = close_tx.send(true);
+        // Every permit back = every connection task finished.
+        let total = u32::try_from(self.config.max_connections).expect("validated in bind");
+        let _ = permits.acquire_many(total).await;
+        let _ = self.drained.send(drained);
+        let _ = self.stopped.send(true);
+    }
+}

@@ -1,0 +1,96 @@
+//! A loopback MCP tool host that lets an ACP agent call its caller's tools.
+//!
+//! An ACP agent (for example `copilot --acp`) runs its own tool loop in its
+//! own process. The one way its caller can lend it the *caller's* tools is to
+//! declare an MCP server in ACP `session/new` (`mcpServers`); the agent then
+//! speaks MCP to that server over Streamable HTTP, and each `tools/call`
+//! carries the tool's name and arguments in full. This crate is that server,
+//! embedded in the caller's process, on 127.0.0.1.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), embacle_tool_host::Error> {
+//! use std::sync::Arc;
+//! use embacle_tool_host::{StaticSurface, Tool, ToolHost, ToolHostConfig};
+//! use serde_json::{json, Value};
+//!
+//! let host = ToolHost::bind(ToolHostConfig {
+//!     server_name: "dravr".to_owned(),
+//!     ..ToolHostConfig::default()
+//! })
+//! .await?;
+//! let tools = vec![Tool::new(
+//!     "echo",
+//!     "Returns the text it is given.",
+//!     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+//! )?];
+//! let surface = StaticSurface::new(tools, |_name: String, args: Value| async move {
+//!     args.get("text").cloned().ok_or("`text` is required")
+//! })?;
+//! let session = host.open_session(Arc::new(surface))?; // a guard, not an id
+//! let servers = session.mcp_servers(); // the ACP mcpServers entries for session/new
+//! assert!(servers.to_json().starts_with(r#"[{"type":"http","name":"dravr","url":"http://127.0.0.1:"#));
+//! // ... the agent runs its turn and calls tools ...
+//! drop(session); // the bearer is revoked at this instant
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Layout
+//!
+//! Requests flow one way: transport → auth → JSON-RPC → MCP → surface.
+//!
+//! - `host`: [`ToolHost`], [`ToolHostConfig`]; the listener, accept loop and
+//!   shutdown.
+//! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
+//!   [`McpServers`], the ACP entries.
+//! - `surface`, `static_surface`: [`ToolSurface`], the two halves every
+//!   request asks; [`StaticSurface`], a fixed list plus an executor.
+//! - `tool`, `outcome`: [`Tool`] descriptors; [`ToolOutcome`], success,
+//!   refusal or failure.
+//! - `error`: the one public [`Error`].
+//! - `transport` (private): the hyper service function and its HTTP checks.
+//! - `bearer`, `revocation` (private): the token format, and the lock-free
+//!   slab that validates and revokes bearers in O(1).
+//! - `jsonrpc`, `era`, `mcp` (private): JSON-RPC envelopes, protocol
+//!   revisions, and the method dispatcher.
+//! - `race`, `unwind` (private): a two-way select and panic containment.
+//!
+//! # Security model
+//!
+//! The listener is reachable by every local process and, through DNS
+//! rebinding, by browser pages. So every request must pass, in order: a
+//! `Host` naming this loopback listener and no foreign `Origin` (else 403);
+//! a live bearer of this host's minting (else 401), checked in constant time
+//! before the body is read. Each bearer carries 256 random bits and belongs
+//! to one [`ToolSession`]; dropping the guard revokes it in one atomic step.
+//! A panicking tool fails its own call only. Bearers never appear in
+//! `Debug`, errors or logs (the crate logs nothing). What it cannot defend
+//! against: a process that can read the caller's memory, or the agent it
+//! handed the bearer to, while the session is open. See README.md for the
+//! full model.
+#![doc(test(attr(deny(warnings))))]
+
+mod bearer;
+mod era;
+mod error;
+mod host;
+mod jsonrpc;
+mod mcp;
+mod outcome;
+mod race;
+mod revocation;
+mod session;
+mod static_surface;
+mod surface;
+mod tool;
+mod transport;
+mod unwind;
+
+pub use error::Error;
+pub use host::{ToolHost, ToolHostConfig};
+pub use outcome::ToolOutcome;
+pub use session::{HttpHeader, McpServer, McpServers, SessionId, ToolSession};
+pub use static_surface::{StaticSurface, ToolExecutor};
+pub use surface::ToolSurface;
+pub use tool::{Tool, ToolAnnotations};

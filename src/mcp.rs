@@ -1,0 +1,354 @@
+//! The MCP dispatcher: one POST body in, one reply out.
+//!
+//! `transport.rs` has already checked Host/Origin, the bearer, the method,
+//! the headers and the body size; it hands over the body bytes and a
+//! [`Lease`] on the session. This module parses the JSON-RPC message (or a
+//! 2025-03-26 batch), decides each message's era, runs the MCP method, and
+//! writes the response bytes. It never sees a bearer and never speaks HTTP:
+//! it says which [`ReplyClass`] its reply is, and the transport maps that to
+//! a status code.
+//!
+//! Methods served (legacy era): `initialize`, `ping`, `tools/list`,
+//! `tools/call`; every notification and client response is accepted and
+//! ignored; everything else is `-32601`.
+
+use serde_json::{Map, Value};
+
+use crate::era::{self, Era};
+use crate::jsonrpc::{self, code, ErrorObject, Message, Request};
+use crate::session::Lease;
+use crate::tool::is_valid_name;
+use crate::unwind::CatchUnwind;
+
+/// What the server says about itself at `initialize`.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerInfo {
+    pub(crate) name: String,
+    pub(crate) instructions: Option<String>,
+}
+
+/// What kind of reply a body earned; `transport.rs` owns the status table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplyClass {
+    /// A response (or batch of responses) to deliver normally.
+    Answer,
+    /// Nothing to answer: notifications and client responses only.
+    Accepted,
+    /// The body was not JSON or not JSON-RPC, or its protocol version or
+    /// envelope is wrong: a client error, with a JSON-RPC error body.
+    Malformed,
+    /// The session's bearer was revoked while this request was in flight.
+    Revoked,
+}
+
+/// The dispatcher's answer to one POST body.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) class: ReplyClass,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Reply {
+    fn new(class: ReplyClass, body: Vec<u8>) -> Self {
+        Self { class, body }
+    }
+}
+
+/// Handles one POST body for the session behind `lease`.
+///
+/// `protocol_header` is the raw `MCP-Protocol-Version` header, if any.
+pub(crate) async fn dispatch(
+    lease: &Lease,
+    info: &ServerInfo,
+    protocol_header: Option<&[u8]>,
+    body: &[u8],
+) -> Reply {
+    let mut out = Vec::with_capacity(256);
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(_) => {
+            let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
+            jsonrpc::write_error(&mut out, None, &error);
+            return Reply::new(ReplyClass::Malformed, out);
+        }
+    };
+    match value {
+        Value::Array(batch) => dispatch_batch(lease, info, protocol_header, batch, out).await,
+        single => {
+            match handle_message(lease, info, protocol_header, single, false, &mut out).await {
+                Handled::Answered => Reply::new(ReplyClass::Answer, out),
+                Handled::Rejected => Reply::new(ReplyClass::Malformed, out),
+                Handled::Silent => Reply::new(ReplyClass::Accepted, out),
+                Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
+            }
+        }
+    }
+}
+
+/// A 2025-03-26 batch: each member handled in order, the responses gathered
+/// into one array (none for notifications).
+async fn dispatch_batch(
+    lease: &Lease,
+    info: &ServerInfo,
+    protocol_header: Option<&[u8]>,
+    batch: Vec<Value>,
+    mut out: Vec<u8>,
+) -> Reply {
+    if !era::allows_batch(protocol_header) {
+        let error = ErrorObject::new(
+            code::INVALID_REQUEST,
+            "JSON-RPC batches are only allowed in MCP 2025-03-26",
+        );
+        jsonrpc::write_error(&mut out, None, &error);
+        return Reply::new(ReplyClass::Malformed, out);
+    }
+    if batch.is_empty() {
+        let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
+        jsonrpc::write_error(&mut out, None, &error);
+        return Reply::new(ReplyClass::Malformed, out);
+    }
+    out.push(b'[');
+    let opened = out.len();
+    for member in batch {
+        let before = out.len();
+        if before > opened {
+            out.push(b',');
+        }
+        match handle_message(lease, info, protocol_header, member, true, &mut out).await {
+            Handled::Answered | Handled::Rejected => {}
+            Handled::Silent => out.truncate(before),
+            Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
+        }
+    }
+    if out.len() == opened {
+        return Reply::new(ReplyClass::Accepted, Vec::new());
+    }
+    out.push(b']');
+    Reply::new(ReplyClass::Answer, out)
+}
+
+/// What handling one message wrote.
+enum Handled {
+    /// A response, result or method error.
+    Answered,
+    /// An error about the message itself (envelope, version).
+    Rejected,
+    /// Nothing: a notification or a client response.
+    Silent,
+    /// The bearer was revoked mid-request; nothing is written.
+    Revoked,
+}
+
+async fn handle_message(
+    lease: &Lease,
+    info: &ServerInfo,
+    protocol_header: Option<&[u8]>,
+    value: Value,
+    in_batch: bool,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let request = match jsonrpc::classify(value) {
+        Message::Request(request) => request,
+        Message::Notification | Message::Response => return Handled::Silent,
+        Message::Invalid { id, error } => {
+            jsonrpc::write_error(out, id.as_ref(), &error);
+            return Handled::Rejected;
+        }
+    };
+    let era = match era::classify(protocol_header, request.params.as_ref()) {
+        Ok(era) => era,
+        Err(rejection) => {
+            jsonrpc::write_error(out, Some(&request.id), &rejection.error);
+            return Handled::Rejected;
+        }
+    };
+    let Request { id, method, params } = request;
+    let start = jsonrpc::open_result(out, &id);
+    let result = match (era, method.as_str()) {
+        (Era::Legacy(_), "initialize") if in_batch => Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            "initialize must not be part of a batch",
+        )),
+        (Era::Legacy(_), "initialize") => initialize(info, params.as_ref(), out),
+        (Era::Legacy(_), "ping") => {
+            out.extend_from_slice(b"{}");
+            Ok(())
+        }
+        (Era::Legacy(_), "tools/list") => list_tools(lease, params.as_ref(), out).await,
+        (Era::Legacy(_), "tools/call") => match call_tool(lease, params, out).await {
+            Err(Refusal::Revoked) => {
+                out.truncate(start);
+                return Handled::Revoked;
+            }
+            Err(Refusal::Error(error)) => Err(error),
+            Ok(()) => Ok(()),
+        },
+        (Era::Legacy(_), _) => Err(ErrorObject::new(
+            code::METHOD_NOT_FOUND,
+            format!("Method not found: {}", printable(&method)),
+        )),
+    };
+    match result {
+        Ok(()) => jsonrpc::close_result(out),
+        Err(error) => {
+            out.truncate(start);
+            jsonrpc::write_error(out, Some(&id), &error);
+        }
+    }
+    Handled::Answered
+}
+
+/// `initialize`: negotiate the version, advertise only `tools`.
+fn initialize(
+    info: &ServerInfo,
+    params: Option<&Map<String, Value>>,
+    out: &mut Vec<u8>,
+) -> Result<(), ErrorObject> {
+    let Some(requested) = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+    else {
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            "initialize needs params.protocolVersion, a string",
+        ));
+    };
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), era::negotiate(requested).into());
+    // listChanged: false — a POST-only host with JSON responses has no
+    // channel to deliver notifications/tools/list_changed on.
+    result.insert(
+        "capabilities".into(),
+        serde_json::json!({"tools": {"listChanged": false}}),
+    );
+    result.insert(
+        "serverInfo".into(),
+        serde_json::json!({"name": info.name, "version": env!("CARGO_PKG_VERSION")}),
+    );
+    if let Some(instructions) = &info.instructions {
+        result.insert("instructions".into(), instructions.as_str().into());
+    }
+    crate::outcome::write_json(out, &Value::Object(result));
+    Ok(())
+}
+
+/// `tools/list`: the surface's live answer, in its order, one page.
+async fn list_tools(
+    lease: &Lease,
+    params: Option<&Map<String, Value>>,
+    out: &mut Vec<u8>,
+) -> Result<(), ErrorObject> {
+    // The host never hands out a cursor, so any cursor is one it did not
+    // issue. `null` is read as absent.
+    if params
+        .and_then(|p| p.get("cursor"))
+        .is_some_and(|c| !c.is_null())
+    {
+        return Err(ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"));
+    }
+    let tools = CatchUnwind::new(lease.session.surface.list_tools())
+        .await
+        .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked"))?;
+    out.extend_from_slice(b"{\"tools\":[");
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(tool.rendered().as_bytes());
+    }
+    out.extend_from_slice(b"]}");
+    Ok(())
+}
+
+/// Why `tools/call` produced no result.
+enum Refusal {
+    /// A JSON-RPC error for the client.
+    Error(ErrorObject),
+    /// The bearer died before the call could run.
+    Revoked,
+}
+
+impl From<ErrorObject> for Refusal {
+    fn from(error: ErrorObject) -> Self {
+        Self::Error(error)
+    }
+}
+
+/// `tools/call`: check the shape, ask the surface whether the tool is
+/// visible *now*, re-check the bearer, run the tool, count it.
+async fn call_tool(
+    lease: &Lease,
+    params: Option<Map<String, Value>>,
+    out: &mut Vec<u8>,
+) -> Result<(), Refusal> {
+    let mut params = params.unwrap_or_default();
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            return Err(ErrorObject::new(
+                code::INVALID_PARAMS,
+                "tools/call needs params.name, a string",
+            )
+            .into())
+        }
+    };
+    // Absent or null arguments mean no arguments.
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => {
+            return Err(ErrorObject::new(
+                code::INVALID_PARAMS,
+                "tools/call params.arguments must be an object",
+            )
+            .into())
+        }
+    };
+    let surface = &lease.session.surface;
+    // A name outside the MCP rule can't be one of the surface's tools
+    // (`Tool::new` refuses it), so don't ask; and don't echo it back.
+    let visible = is_valid_name(&name)
+        && CatchUnwind::new(surface.is_visible(&name))
+            .await
+            .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked"))?;
+    if !visible {
+        let message = if is_valid_name(&name) {
+            format!("Unknown tool: {name}")
+        } else {
+            "Unknown tool".to_owned()
+        };
+        return Err(ErrorObject::new(code::INVALID_PARAMS, message).into());
+    }
+    // The last check before the surface runs (revocation invariant I3): a
+    // drop that returned before this load is seen here.
+    if !lease.is_live() {
+        return Err(Refusal::Revoked);
+    }
+    let outcome = CatchUnwind::new(surface.call(&name, &arguments))
+        .await
+        .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} panicked")))?;
+    match outcome.write_result(out) {
+        Ok(()) => {
+            lease
+                .session
+                .calls_served
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }
+        Err(message) => Err(ErrorObject::new(
+            code::INTERNAL_ERROR,
+            format!("tool {name} failed: {message}"),
+        )
+        .into()),
+    }
+}
+
+/// A method name fit to quote in an error: at most 64 characters, with
+/// control characters replaced.
+fn printable(method: &str) -> String {
+    method
+        .chars()
+        .take(64)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}

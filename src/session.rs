@@ -1,0 +1,305 @@
+//! `ToolSession`: the guard whose drop revokes a session's bearer.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::bearer::Bearer;
+use crate::host::Shared;
+use crate::revocation::SlotRef;
+use crate::surface::DynSurface;
+
+/// What the host knows about one open session; shared by the guard and by
+/// the requests that presented its bearer.
+pub(crate) struct SessionState {
+    pub(crate) surface: Arc<dyn DynSurface>,
+    pub(crate) calls_served: AtomicU64,
+    pub(crate) id: SessionId,
+}
+
+/// A request's hold on a session: its state, and the means to re-check
+/// that its bearer is still live. `mcp.rs` sees sessions only through this,
+/// never a bearer.
+pub(crate) struct Lease {
+    pub(crate) session: Arc<SessionState>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) at: SlotRef,
+}
+
+impl Lease {
+    /// The re-check made immediately before a tool call runs.
+    pub(crate) fn is_live(&self) -> bool {
+        self.shared.slab.admit(self.at)
+    }
+}
+
+/// A session's non-secret identifier, unique within its host; for logs.
+///
+/// Its `Display` form is `session-N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub(crate) u64);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "session-{}", self.0)
+    }
+}
+
+/// One ACP session's hold on the host: a bearer, and the surface it reaches.
+///
+/// Made by [`ToolHost::open_session`](crate::ToolHost::open_session). Hand
+/// [`mcp_servers`](Self::mcp_servers) to the agent in ACP `session/new`; keep
+/// the guard for as long as the agent may call tools, and drop it when the
+/// turn or the session ends.
+///
+/// **Dropping the guard revokes the bearer at that instant**, in one atomic
+/// step that never waits: once `drop` has returned, every request with the
+/// bearer gets 401 and no new call reaches the surface. A call already
+/// admitted a moment before the drop (it passed the final liveness check
+/// just before the surface was invoked) may still be running; the guard does
+/// not wait for it. The surface itself is released by the drop too, unless
+/// such a call still holds it.
+///
+/// `ToolSession` is deliberately not `Clone`: dropping it *is* the
+/// revocation, so there must be exactly one. Its `Debug` never prints the
+/// bearer.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// use std::sync::Arc;
+/// use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// use serde_json::Value;
+///
+/// let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
+/// let session = host.open_session(Arc::new(surface))?;
+/// assert_eq!(host.open_sessions(), 1);
+/// assert_eq!(session.calls_served(), 0);
+/// drop(session);
+/// assert_eq!(host.open_sessions(), 0);
+/// # Ok(())
+/// # }
+/// ```
+pub struct ToolSession {
+    state: Arc<SessionState>,
+    shared: Arc<Shared>,
+    bearer: Bearer,
+}
+
+impl ToolSession {
+    pub(crate) fn new(state: Arc<SessionState>, shared: Arc<Shared>, bearer: Bearer) -> Self {
+        Self {
+            state,
+            shared,
+            bearer,
+        }
+    }
+
+    /// The ACP `mcpServers` entries that point an agent at this session.
+    ///
+    /// One `http` entry: the server name from
+    /// [`ToolHostConfig::server_name`](crate::ToolHostConfig::server_name),
+    /// the endpoint URL, and the `Authorization: Bearer …` header. This is
+    /// the only way to get the bearer text; treat the value as a secret.
+    pub fn mcp_servers(&self) -> McpServers {
+        let url = format!("http://{}/mcp", self.shared.url_authority);
+        McpServers {
+            entries: vec![McpServer {
+                name: self.shared.server_name.clone(),
+                url,
+                headers: vec![HttpHeader {
+                    name: "Authorization".to_owned(),
+                    value: format!("Bearer {}", self.bearer.to_text()),
+                }],
+            }],
+        }
+    }
+
+    /// This session's identifier, safe to log.
+    pub fn session_id(&self) -> SessionId {
+        self.state.id
+    }
+
+    /// Tool calls this session's surface has served: calls that passed every
+    /// check, were dispatched to [`ToolSurface::call`](crate::ToolSurface::call),
+    /// and ended in a success or a refusal. Failed and panicked calls are not
+    /// counted, nor are calls refused by the host (unknown tool, revoked
+    /// bearer).
+    ///
+    /// Zero after a turn whose reply claims the agent consulted your tools is
+    /// the signal that it did not.
+    pub fn calls_served(&self) -> u64 {
+        self.state.calls_served.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for ToolSession {
+    fn drop(&mut self) {
+        self.shared.slab.revoke(SlotRef {
+            slot: self.bearer.slot,
+            generation: self.bearer.generation,
+        });
+    }
+}
+
+impl fmt::Debug for ToolSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSession")
+            .field("id", &self.state.id)
+            .field("calls_served", &self.calls_served())
+            .field("bearer", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The ACP `mcpServers` list for one session (see
+/// [`ToolSession::mcp_servers`]).
+///
+/// [`to_json`](Self::to_json) gives the exact JSON ACP `session/new` takes:
+///
+/// ```json
+/// [{"type":"http","name":"tools","url":"http://127.0.0.1:PORT/mcp",
+///   "headers":[{"name":"Authorization","value":"Bearer eth_…"}]}]
+/// ```
+///
+/// `headers` is always present: ACP v1 requires it, and drops malformed
+/// entries silently. `Debug` redacts header values.
+#[derive(Clone, PartialEq, Eq)]
+pub struct McpServers {
+    entries: Vec<McpServer>,
+}
+
+impl McpServers {
+    /// The entries, in order.
+    pub fn entries(&self) -> &[McpServer] {
+        &self.entries
+    }
+
+    /// The list as ACP JSON text: compact, members in the order above.
+    pub fn to_json(&self) -> String {
+        let quoted = |s: &str| serde_json::Value::from(s).to_string();
+        let mut out = String::from("[");
+        for (i, entry) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"type\":\"http\",\"name\":");
+            out.push_str(&quoted(&entry.name));
+            out.push_str(",\"url\":");
+            out.push_str(&quoted(&entry.url));
+            out.push_str(",\"headers\":[");
+            for (j, h) in entry.headers.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                out.push_str("{\"name\":");
+                out.push_str(&quoted(&h.name));
+                out.push_str(",\"value\":");
+                out.push_str(&quoted(&h.value));
+                out.push('}');
+            }
+            out.push_str("]}");
+        }
+        out.push(']');
+        out
+    }
+
+    /// The list as a JSON value, to embed in a `session/new` request.
+    /// (A `serde_json` map orders its keys alphabetically; the content is
+    /// the same as [`to_json`](Self::to_json)'s.)
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::Value::Array(self.entries.iter().map(McpServer::to_value).collect())
+    }
+}
+
+impl fmt::Debug for McpServers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.entries).finish()
+    }
+}
+
+/// One ACP `mcpServers` entry of type `http`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct McpServer {
+    name: String,
+    url: String,
+    headers: Vec<HttpHeader>,
+}
+
+impl McpServer {
+    /// The server name agents show and prefix tool names with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The headers the agent must send: `Authorization: Bearer …`.
+    pub fn headers(&self) -> &[HttpHeader] {
+        &self.headers
+    }
+
+    fn to_value(&self) -> serde_json::Value {
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| {
+                let mut m = serde_json::Map::new();
+                m.insert("name".to_owned(), h.name.clone().into());
+                m.insert("value".to_owned(), h.value.clone().into());
+                serde_json::Value::Object(m)
+            })
+            .collect();
+        let mut m = serde_json::Map::new();
+        m.insert("type".to_owned(), "http".into());
+        m.insert("name".to_owned(), self.name.clone().into());
+        m.insert("url".to_owned(), self.url.clone().into());
+        m.insert("headers".to_owned(), serde_json::Value::Array(headers));
+        serde_json::Value::Object(m)
+    }
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("type", &"http")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("headers", &self.headers)
+            .finish()
+    }
+}
+
+/// An HTTP header an agent must send to the server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpHeader {
+    name: String,
+    value: String,
+}
+
+impl HttpHeader {
+    /// The header name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The header value. For `Authorization` this is the bearer: a secret.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Debug for HttpHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpHeader")
+            .field("name", &self.name)
+            .field("value", &"<redacted>")
+            .finish()
+    }
+}

@@ -1,0 +1,129 @@
+//! The `ToolSurface` trait: what a session offers, asked on every request.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::{Tool, ToolOutcome};
+
+/// The tools one session offers, and how to run them.
+///
+/// Both halves are asked **on every request**: `tools/list` calls
+/// [`list_tools`](Self::list_tools), and `tools/call` first asks
+/// [`is_visible`](Self::is_visible) and, only if the tool is visible right
+/// now, calls [`call`](Self::call). So a tool withdrawn mid-session vanishes
+/// from the next listing and stops being callable, without reopening the
+/// session; a call to it is answered with JSON-RPC `-32602` and never reaches
+/// `call`. The host keeps no copy of the list between requests.
+///
+/// Implement it with plain `async fn`s; the trait needs no macro crate. The
+/// futures must be `Send` because the host runs them on Tokio's worker
+/// threads.
+///
+/// # Choices
+///
+/// - The methods return `impl Future` rather than boxed futures, so an
+///   implementation is ordinary async Rust. The host erases the type once per
+///   session (one `Box` per call), which keeps it non-generic: sessions with
+///   different surface types share one host.
+/// - `list_tools` returns `Arc<[Tool]>` so a surface can keep its current list
+///   in an `Arc` and hand it out without copying. The host serves the tools
+///   in the order given; keep it deterministic.
+/// - A panic in any of the three methods fails that one request with JSON-RPC
+///   `-32603`; the host and every other call keep going.
+///
+/// # Examples
+///
+/// A surface whose `delete_all` tool can be switched off at any time:
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+/// use embacle_tool_host::{Tool, ToolOutcome, ToolSurface};
+/// use serde_json::{json, Value};
+///
+/// struct Notes {
+///     deletion_allowed: AtomicBool,
+///     read: Tool,
+///     delete: Tool,
+/// }
+///
+/// impl ToolSurface for Notes {
+///     async fn list_tools(&self) -> Arc<[Tool]> {
+///         let mut tools = vec![self.read.clone()];
+///         if self.deletion_allowed.load(Ordering::Relaxed) {
+///             tools.push(self.delete.clone());
+///         }
+///         tools.into()
+///     }
+///
+///     async fn call(&self, name: &str, _arguments: &Value) -> ToolOutcome {
+///         match name {
+///             "read_notes" => ToolOutcome::text("buy milk"),
+///             "delete_all" => ToolOutcome::refused("deletion needs the user's confirmation"),
+///             _ => ToolOutcome::failed("no such tool"),
+///         }
+///     }
+/// }
+///
+/// let schema = json!({"type": "object", "additionalProperties": false});
+/// let notes = Notes {
+///     deletion_allowed: AtomicBool::new(true),
+///     read: Tool::new("read_notes", "Read the notes.", schema.clone())?,
+///     delete: Tool::new("delete_all", "Delete every note.", schema)?,
+/// };
+/// # Ok::<(), embacle_tool_host::Error>(())
+/// ```
+pub trait ToolSurface: Send + Sync + 'static {
+    /// The tools visible right now, in the order `tools/list` serves them.
+    fn list_tools(&self) -> impl Future<Output = Arc<[Tool]>> + Send;
+
+    /// Runs the tool `name` with `arguments` (a JSON object; `{}` when the
+    /// client sent none).
+    ///
+    /// The host calls this only for a name that [`is_visible`](Self::is_visible)
+    /// just confirmed, on a session whose bearer it re-checked immediately
+    /// before. The arguments are not validated against the tool's input
+    /// schema: check them and answer [`ToolOutcome::refused`] with a readable
+    /// reason, so the model can correct itself (MCP 2025-11-25 wants argument
+    /// errors reported that way, not as protocol errors).
+    fn call(&self, name: &str, arguments: &Value) -> impl Future<Output = ToolOutcome> + Send;
+
+    /// Whether `name` is callable right now; asked before every `call`.
+    ///
+    /// The default lists the tools and looks for the name, which is what
+    /// "asked on every request" means. Override it when listing is costly
+    /// (a database query, say) and a direct check is cheaper — but keep it
+    /// in agreement with [`list_tools`](Self::list_tools): a tool the model
+    /// cannot see must not be callable, and the other way round.
+    fn is_visible(&self, name: &str) -> impl Future<Output = bool> + Send {
+        async move { self.list_tools().await.iter().any(|t| t.name() == name) }
+    }
+}
+
+/// A boxed `Send` future, the erased form of the trait's futures.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// `ToolSurface` with its futures boxed, so sessions can hold any surface
+/// behind one `dyn` type.
+pub(crate) trait DynSurface: Send + Sync {
+    fn list_tools(&self) -> BoxFuture<'_, Arc<[Tool]>>;
+    fn is_visible<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool>;
+    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome>;
+}
+
+impl<S: ToolSurface> DynSurface for S {
+    fn list_tools(&self) -> BoxFuture<'_, Arc<[Tool]>> {
+        Box::pin(ToolSurface::list_tools(self))
+    }
+
+    fn is_visible<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool> {
+        Box::pin(ToolSurface::is_visible(self, name))
+    }
+
+    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(ToolSurface::call(self, name, arguments))
+    }
+}

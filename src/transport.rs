@@ -1,0 +1,343 @@
+//! The hyper service function: every HTTP check, in order, then dispatch.
+//!
+//! The order is part of the security model — each step runs before anything
+//! that trusts the request more:
+//!
+//! | step | check | failure |
+//! |---|---|---|
+//! | 1 | `Host` names the loopback listener; `Origin`, if present, is allowed | 403 |
+//! | 2 | the path is `/mcp` | 404 |
+//! | 3 | exactly one `Authorization: Bearer …`, live (before the body is read) | 401 |
+//! | 4 | the method is `POST` | 405, `Allow: POST` |
+//! | 5 | `Content-Type` is `application/json` | 415 |
+//! | 6 | `Accept`, if present, admits `application/json` | 406 |
+//! | 7 | the body fits `max_body_bytes` | 413 |
+//! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies, 401 if revoked meanwhile, else 200 / 202 |
+//!
+//! Every error body is a JSON-RPC error object with `"id": null` (the
+//! request was not read, or not readable), so clients can show the message.
+//! The 401 is the same bytes for a missing, malformed, unknown or revoked
+//! bearer, so a probe learns nothing from it.
+//!
+//! `Accept` is treated leniently (a choice the spec leaves open): absent, or
+//! naming `application/json`, `application/*` or `*/*`, is fine; the host
+//! answers JSON either way.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+
+use crate::bearer::Bearer;
+use crate::host::Shared;
+use crate::jsonrpc::{self, code, ErrorObject};
+use crate::mcp::{self, ReplyClass};
+use crate::revocation::SlotRef;
+use crate::session::Lease;
+
+/// The response body type. Private, so it can become a streaming body later
+/// without touching anything public.
+pub(crate) type Body = Full<Bytes>;
+
+/// The one MCP endpoint.
+pub(crate) const ENDPOINT: &str = "/mcp";
+
+/// Serves one HTTP request. Never fails: every failure is a status code.
+pub(crate) async fn serve(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    Ok(serve_checked(&shared, request)
+        .await
+        .unwrap_or_else(|rejection| rejection.into_response()))
+}
+
+async fn serve_checked(
+    shared: &Arc<Shared>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Rejection> {
+    let headers = request.headers();
+    if !shared.host_allowed(headers.get(header::HOST)) {
+        return Err(Rejection::Forbidden(
+            "Forbidden: Host is not this loopback listener",
+        ));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        if !shared.origin_allowed(origin) {
+            return Err(Rejection::Forbidden("Forbidden: Origin is not allowed"));
+        }
+    }
+    if request.uri().path() != ENDPOINT {
+        return Err(Rejection::NotFound);
+    }
+    let lease = authenticate(shared, headers).ok_or(Rejection::Unauthorized)?;
+    if request.method() != Method::POST {
+        return Err(Rejection::MethodNotAllowed);
+    }
+    if !is_json_media_type(headers.get(header::CONTENT_TYPE)) {
+        return Err(Rejection::UnsupportedMediaType);
+    }
+    if !accepts_json(headers) {
+        return Err(Rejection::NotAcceptable);
+    }
+    let limit = shared.max_body_bytes;
+    if declared_length(headers).is_some_and(|n| n > limit as u64) {
+        return Err(Rejection::PayloadTooLarge);
+    }
+    let protocol_header = headers
+        .get("mcp-protocol-version")
+        .map(|v| Bytes::copy_from_slice(v.as_bytes()));
+    let body = match Limited::new(request.into_body(), limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            return Err(Rejection::PayloadTooLarge)
+        }
+        // The client broke the body off; whatever we answer goes nowhere.
+        Err(_) => return Err(Rejection::BadBody),
+    };
+    let reply = mcp::dispatch(&lease, &shared.info, protocol_header.as_deref(), &body).await;
+    let status = match reply.class {
+        ReplyClass::Answer => StatusCode::OK,
+        ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
+        ReplyClass::Malformed => StatusCode::BAD_REQUEST,
+        ReplyClass::Revoked => return Err(Rejection::Unauthorized),
+    };
+    Ok(json(status, reply.body))
+}
+
+/// Step 3: one well-formed, live bearer, or nothing.
+fn authenticate(shared: &Arc<Shared>, headers: &HeaderMap) -> Option<Lease> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        // Two Authorization headers: ambiguous, so neither counts.
+        return None;
+    }
+    let bearer = Bearer::parse_header(value.as_bytes())?;
+    let session = shared.slab.validate(&bearer)?;
+    Some(Lease {
+        session,
+        shared: Arc::clone(shared),
+        at: SlotRef {
+            slot: bearer.slot,
+            generation: bearer.generation,
+        },
+    })
+}
+
+/// `application/json`, any case, optionally with parameters (`; charset=utf-8`).
+fn is_json_media_type(value: Option<&HeaderValue>) -> bool {
+    let Some(value) = value else { return false };
+    let essence = value.as_bytes().split(|&b| b == b';').next().unwrap_or(&[]);
+    essence
+        .trim_ascii()
+        .eq_ignore_ascii_case(b"application/json")
+}
+
+/// Lenient `Accept`: absent, or any entry admitting JSON.
+fn accepts_json(headers: &HeaderMap) -> bool {
+    let mut present = false;
+    for value in headers.get_all(header::ACCEPT) {
+        present = true;
+        for entry in value.as_bytes().split(|&b| b == b',') {
+            let range = entry
+                .split(|&b| b == b';')
+                .next()
+                .unwrap_or(&[])
+                .trim_ascii();
+            if [&b"application/json"[..], b"application/*", b"*/*"]
+                .iter()
+                .any(|ok| range.eq_ignore_ascii_case(ok))
+            {
+                return true;
+            }
+        }
+    }
+    !present
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Every way a request is turned away before dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rejection {
+    Forbidden(&'static str),
+    NotFound,
+    Unauthorized,
+    MethodNotAllowed,
+    UnsupportedMediaType,
+    NotAcceptable,
+    PayloadTooLarge,
+    BadBody,
+}
+
+impl Rejection {
+    /// The HTTP status table for rejections, in one place.
+    fn status_and_message(self) -> (StatusCode, &'static str) {
+        match self {
+            Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
+            Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
+            Self::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: a valid bearer token is required",
+            ),
+            Self::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method not allowed: this endpoint only takes POST",
+            ),
+            Self::UnsupportedMediaType => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported media type: Content-Type must be application/json",
+            ),
+            Self::NotAcceptable => (
+                StatusCode::NOT_ACCEPTABLE,
+                "Not acceptable: the response is application/json",
+            ),
+            Self::PayloadTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload too large: the body exceeds the host's limit",
+            ),
+            Self::BadBody => (
+                StatusCode::BAD_REQUEST,
+                "Bad request: the body could not be read",
+            ),
+        }
+    }
+
+    fn into_response(self) -> Response<Body> {
+        let (status, message) = self.status_and_message();
+        let mut body = Vec::with_capacity(128);
+        jsonrpc::write_error(
+            &mut body,
+            None,
+            &ErrorObject::new(code::INVALID_REQUEST, message),
+        );
+        let mut response = json(status, body);
+        let headers = response.headers_mut();
+        match self {
+            Self::Unauthorized => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer error=\"invalid_token\""),
+                );
+            }
+            Self::MethodNotAllowed => {
+                headers.insert(header::ALLOW, HeaderValue::from_static("POST"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = status;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(*k, HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    /// Content-Type matching: the media type only, any case, any parameters.
+    #[test]
+    fn content_type() {
+        for ok in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            " application/json ",
+        ] {
+            assert!(
+                is_json_media_type(Some(&HeaderValue::from_static(ok))),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "text/plain",
+            "application/jsonx",
+            "application/json-seq",
+            "",
+            "json",
+        ] {
+            assert!(
+                !is_json_media_type(Some(&HeaderValue::from_static(bad))),
+                "{bad}"
+            );
+        }
+        assert!(!is_json_media_type(None));
+    }
+
+    /// Accept: lenient, but a client that rules JSON out gets 406.
+    #[test]
+    fn accept() {
+        assert!(accepts_json(&headers(&[])));
+        assert!(accepts_json(&headers(&[(
+            "accept",
+            "application/json, text/event-stream"
+        )])));
+        assert!(accepts_json(&headers(&[("accept", "*/*")])));
+        assert!(accepts_json(&headers(&[
+            ("accept", "text/html"),
+            ("accept", "application/*;q=0.5")
+        ])));
+        assert!(!accepts_json(&headers(&[("accept", "text/event-stream")])));
+        assert!(!accepts_json(&headers(&[("accept", "text/html")])));
+    }
+
+    /// Each rejection has its status, and 401/405 their extra headers.
+    #[test]
+    fn rejection_table() {
+        let rows = [
+            (Rejection::Forbidden("x"), 403),
+            (Rejection::NotFound, 404),
+            (Rejection::Unauthorized, 401),
+            (Rejection::MethodNotAllowed, 405),
+            (Rejection::UnsupportedMediaType, 415),
+            (Rejection::NotAcceptable, 406),
+            (Rejection::PayloadTooLarge, 413),
+            (Rejection::BadBody, 400),
+        ];
+        for (rejection, status) in rows {
+            let response = rejection.into_response();
+            assert_eq!(response.status().as_u16(), status, "{rejection:?}");
+            assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        }
+        let r = Rejection::Unauthorized.into_response();
+        assert_eq!(
+            r.headers()[header::WWW_AUTHENTICATE],
+            "Bearer error=\"invalid_token\""
+        );
+        let r = Rejection::MethodNotAllowed.into_response();
+        assert_eq!(r.headers()[header::ALLOW], "POST");
+    }
+}

@@ -1,0 +1,109 @@
+// Drives a running MCP host with the official TypeScript SDK so the Rust
+// integration tests can check that a real third-party client interoperates.
+//
+// Inputs (environment):
+//   MCP_URL     endpoint, e.g. http://127.0.0.1:PORT/mcp
+//   MCP_BEARER  bearer token text (without the "Bearer " prefix)
+//
+// Output: one JSON object per line on stdout, each tagged with "step", so the
+// Rust side can parse and assert on real values. Diagnostics go to stderr.
+// Exit codes: 0 = all steps ran, 1 = unexpected failure, 2 = global timeout.
+
+import { createInterface } from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const emit = (obj) => console.log(JSON.stringify(obj));
+
+function fail(message, code) {
+  emit({ step: "error", message });
+  process.exit(code);
+}
+
+// Never hang the Rust test: give up after 30 s whatever we are waiting on.
+const watchdog = setTimeout(() => fail("timeout", 2), 30_000);
+
+const url = process.env.MCP_URL;
+const bearer = process.env.MCP_BEARER;
+if (!url || bearer === undefined) fail("MCP_URL and MCP_BEARER must be set", 1);
+
+// Static bearer header on every request (POST, GET probe, DELETE). The SDK's
+// OAuth machinery (authProvider) is deliberately not used.
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: "Bearer " + bearer } },
+});
+const client = new Client({ name: "mcp-host-sdk-test-client", version: "0.0.0" }, { capabilities: {} });
+
+// Background transport errors (e.g. a failed GET probe) never reject a
+// request; log them to stderr so a failing test has something to show.
+client.onerror = (err) => console.error("transport error:", err?.message ?? err);
+
+// Resolves with the first line on stdin; rejects if stdin closes first.
+function readLine() {
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: process.stdin });
+    let got = false;
+    rl.once("line", (line) => { got = true; rl.close(); resolve(line); });
+    rl.once("close", () => { if (!got) reject(new Error("stdin closed before revoke signal")); });
+  });
+}
+
+try {
+  // a. initialize -> notifications/initialized -> (fire-and-forget) GET probe.
+  //    Proves the handshake works and shows what the host negotiated.
+  await client.connect(transport);
+  emit({
+    step: "connected",
+    protocolVersion: transport.protocolVersion ?? null,
+    serverName: client.getServerVersion()?.name ?? null,
+    capabilities: client.getServerCapabilities() ?? null,
+  });
+
+  // b. tools/list: the SDK must accept the host's tool descriptors.
+  const { tools } = await client.listTools();
+  emit({ step: "tools", names: tools.map((t) => t.name) });
+
+  // c. A successful call round-trips arguments and content.
+  const echo = await client.callTool({ name: "echo", arguments: { text: "hello from the ts sdk" } });
+  emit({ step: "echo", isError: echo.isError ?? false, content: echo.content });
+
+  // d. A refused call must come back as a tool result with isError, not a
+  //    protocol error (a protocol error would throw and land in the catch).
+  const refuse = await client.callTool({ name: "refuse", arguments: {} });
+  emit({
+    step: "refuse",
+    isError: refuse.isError ?? false,
+    content: refuse.content,
+    structuredContent: refuse.structuredContent ?? null,
+  });
+} catch (err) {
+  fail(String(err?.message ?? err), 1);
+}
+
+// e. Hand control to the Rust test, which revokes the session/token and then
+//    writes one line to our stdin.
+emit({ step: "ready_to_revoke" });
+try {
+  await readLine();
+} catch (err) {
+  fail(String(err.message), 1);
+}
+
+// f. The same call must now be rejected at the HTTP layer (401). Without an
+//    authProvider the SDK surfaces that as a thrown StreamableHTTPError whose
+//    .code is the HTTP status.
+try {
+  await client.callTool({ name: "echo", arguments: { text: "hello from the ts sdk" } });
+  emit({ step: "after_revoke", failed: false });
+} catch (err) {
+  emit({ step: "after_revoke", failed: true, message: String(err && err.message), code: err?.code ?? null });
+}
+
+// g. Tidy up. transport.close() alone only aborts local streams; the DELETE
+//    comes from terminateSession(). The host may answer it 401 (token gone)
+//    or 405, so errors here are ignored.
+try { await transport.terminateSession(); } catch { /* expected after revoke */ }
+try { await client.close(); } catch { /* nothing useful to report */ }
+clearTimeout(watchdog);
+emit({ step: "done" });
+process.exit(0);
