@@ -45,30 +45,22 @@ pub(crate) enum Era {
     Legacy(&'static str),
 }
 
-/// Why a message could not be given an era. `status_hint` says which
-/// HTTP class the transport should use: all of these are client errors.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct EraError {
-    pub(crate) error: ErrorObject,
-}
-
 /// Classifies one message from its params and the request's
-/// `MCP-Protocol-Version` header (raw bytes, `None` when absent).
+/// `MCP-Protocol-Version` header (raw bytes, `None` when absent). An `Err`
+/// is the JSON-RPC error to answer with; the message is a client error.
 pub(crate) fn classify(
     header: Option<&[u8]>,
     params: Option<&Map<String, Value>>,
-) -> Result<Era, EraError> {
+) -> Result<Era, ErrorObject> {
     let meta_version = params
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(META_PROTOCOL_VERSION));
     if let Some(requested) = meta_version {
-        return Err(EraError {
-            error: ErrorObject::new(
-                code::UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-            )
-            .with_data(json!({"supported": supported_versions(), "requested": requested})),
-        });
+        return Err(ErrorObject::new(
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({"supported": supported_versions(), "requested": requested})));
     }
     let Some(header) = header else {
         return Ok(Era::Legacy(DEFAULT_LEGACY_VERSION));
@@ -77,23 +69,19 @@ pub(crate) fn classify(
         return Ok(Era::Legacy(version));
     }
     if MODERN_VERSIONS.iter().any(|v| v.as_bytes() == header) {
-        return Err(EraError {
-            error: ErrorObject::new(
-                code::INVALID_PARAMS,
-                "MCP-Protocol-Version names 2026-07-28 but params._meta has no protocolVersion",
-            ),
-        });
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            "MCP-Protocol-Version names 2026-07-28 but params._meta has no protocolVersion",
+        ));
     }
-    Err(EraError {
-        error: ErrorObject::new(
-            code::INVALID_REQUEST,
-            "Unsupported MCP-Protocol-Version header",
-        )
-        .with_data(json!({
-            "supported": supported_versions(),
-            "requested": String::from_utf8_lossy(header),
-        })),
-    })
+    Err(ErrorObject::new(
+        code::INVALID_REQUEST,
+        "Unsupported MCP-Protocol-Version header",
+    )
+    .with_data(json!({
+        "supported": supported_versions(),
+        "requested": String::from_utf8_lossy(header),
+    })))
 }
 
 /// Every version this host speaks, newest first.
@@ -140,13 +128,13 @@ mod tests {
             Ok(Era::Legacy("2025-11-25"))
         );
         let e = classify(Some(b"2026-07-28"), Some(&modern)).unwrap_err();
-        assert_eq!(e.error.code, code::UNSUPPORTED_PROTOCOL_VERSION);
-        assert_eq!(e.error.data.as_ref().unwrap()["requested"], "2026-07-28");
+        assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(e.data.as_ref().unwrap()["requested"], "2026-07-28");
         let e = classify(Some(b"2026-07-28"), Some(&empty)).unwrap_err();
-        assert_eq!(e.error.code, code::INVALID_PARAMS);
+        assert_eq!(e.code, code::INVALID_PARAMS);
         for bad in [&b"2024-11-05"[..], b"", b"2025-11-25 ", b"\xff"] {
             let e = classify(Some(bad), None).unwrap_err();
-            assert_eq!(e.error.code, code::INVALID_REQUEST, "{bad:?}");
+            assert_eq!(e.code, code::INVALID_REQUEST, "{bad:?}");
         }
     }
 

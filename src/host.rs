@@ -150,7 +150,6 @@ impl ToolHostConfig {
 pub(crate) struct Shared {
     pub(crate) slab: RevocationSlab<SessionState>,
     pub(crate) info: ServerInfo,
-    pub(crate) server_name: String,
     /// `127.0.0.1:PORT` (or `[::1]:PORT`): the URL's authority.
     pub(crate) url_authority: String,
     /// Accepted `Host` values, lower case.
@@ -290,7 +289,6 @@ impl ToolHost {
                 name: config.server_name.clone(),
                 instructions: config.instructions.clone(),
             },
-            server_name: config.server_name.clone(),
             url_authority,
             allowed_hosts,
             allowed_origins: config

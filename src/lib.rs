@@ -94,3 +94,8 @@ pub use session::{HttpHeader, McpServer, McpServers, SessionId, ToolSession};
 pub use static_surface::{StaticSurface, ToolExecutor};
 pub use surface::ToolSurface;
 pub use tool::{Tool, ToolAnnotations};
+
+/// The README's Rust examples compile and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -157,8 +157,8 @@ async fn handle_message(
     };
     let era = match era::classify(protocol_header, request.params.as_ref()) {
         Ok(era) => era,
-        Err(rejection) => {
-            jsonrpc::write_error(out, Some(&request.id), &rejection.error);
+        Err(error) => {
+            jsonrpc::write_error(out, Some(&request.id), &error);
             return Handled::Rejected;
         }
     };

@@ -108,7 +108,7 @@ impl ToolSession {
         let url = format!("http://{}/mcp", self.shared.url_authority);
         McpServers {
             entries: vec![McpServer {
-                name: self.shared.server_name.clone(),
+                name: self.shared.info.name.clone(),
                 url,
                 headers: vec![HttpHeader {
                     name: "Authorization".to_owned(),

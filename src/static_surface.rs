@@ -75,7 +75,8 @@ where
 ///         _ => Err("`text` must be a string"),
 ///     }
 /// })?;
-/// let surface = Arc::new(surface);
+/// let surface = Arc::new(surface); // ready for ToolHost::open_session
+/// # drop(surface);
 /// # Ok::<(), embacle_tool_host::Error>(())
 /// ```
 pub struct StaticSurface<X> {

@@ -74,6 +74,13 @@ use crate::{Tool, ToolOutcome};
 ///     read: Tool::new("read_notes", "Read the notes.", schema.clone())?,
 ///     delete: Tool::new("delete_all", "Delete every note.", schema)?,
 /// };
+/// let surface = Arc::new(notes); // ready for ToolHost::open_session
+/// notes_off(&surface);
+///
+/// // Withdrawing `delete_all` takes effect on the very next request.
+/// fn notes_off(notes: &Notes) {
+///     notes.deletion_allowed.store(false, Ordering::Relaxed);
+/// }
 /// # Ok::<(), embacle_tool_host::Error>(())
 /// ```
 pub trait ToolSurface: Send + Sync + 'static {

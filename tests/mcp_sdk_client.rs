@@ -24,7 +24,10 @@ fn client_dir() -> PathBuf {
 
 /// Installs the pinned SDK when `node_modules` is absent.
 async fn ensure_installed(dir: &Path) {
-    if dir.join("node_modules/@modelcontextprotocol/sdk/package.json").exists() {
+    if dir
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
         return;
     }
     let status = Command::new("npm")
@@ -81,7 +84,10 @@ async fn typescript_sdk_client() {
     assert_eq!(connected["step"], "connected");
     assert_eq!(connected["protocolVersion"], "2025-11-25");
     assert_eq!(connected["serverName"], "dravr");
-    assert_eq!(connected["capabilities"], json!({"tools": {"listChanged": false}}));
+    assert_eq!(
+        connected["capabilities"],
+        json!({"tools": {"listChanged": false}})
+    );
 
     let tools = next_step(&mut lines).await;
     assert_eq!(tools["names"], json!(TOOL_NAMES));
@@ -89,13 +95,22 @@ async fn typescript_sdk_client() {
     let echo = next_step(&mut lines).await;
     assert_eq!(echo["step"], "echo");
     assert_eq!(echo["isError"], false);
-    assert_eq!(echo["content"], json!([{"type": "text", "text": "hello from the ts sdk"}]));
+    assert_eq!(
+        echo["content"],
+        json!([{"type": "text", "text": "hello from the ts sdk"}])
+    );
 
     let refuse = next_step(&mut lines).await;
     assert_eq!(refuse["step"], "refuse");
     assert_eq!(refuse["isError"], true);
-    assert_eq!(refuse["content"][0], json!({"type": "text", "text": "daily quota reached"}));
-    assert_eq!(refuse["structuredContent"], json!({"quota": 10, "resetsInSeconds": 3600}));
+    assert_eq!(
+        refuse["content"][0],
+        json!({"type": "text", "text": "daily quota reached"})
+    );
+    assert_eq!(
+        refuse["structuredContent"],
+        json!({"quota": 10, "resetsInSeconds": 3600})
+    );
     assert_eq!(session.calls_served(), 2);
 
     let ready = next_step(&mut lines).await;
@@ -105,7 +120,10 @@ async fn typescript_sdk_client() {
 
     let after = next_step(&mut lines).await;
     assert_eq!(after["step"], "after_revoke");
-    assert_eq!(after["failed"], true, "a call after revocation must fail: {after}");
+    assert_eq!(
+        after["failed"], true,
+        "a call after revocation must fail: {after}"
+    );
     assert_eq!(after["code"], 401);
     assert_eq!(next_step(&mut lines).await["step"], "done");
     let status = within(child.wait()).await.unwrap();

@@ -1,0 +1,128 @@
+//! Hosts a few demo tools for one session and serves until Ctrl-C or SIGTERM.
+//!
+//! ```text
+//! cargo run --example host_tools
+//! ```
+//!
+//! The first line on stdout is the session's ACP `mcpServers` JSON: pass it
+//! in `session/new`, or point any MCP client at its `url` with its
+//! `Authorization` header. Everything else goes to stderr.
+//!
+//! Tools: `echo` (returns `text`), `add` (sums `a` and `b`, a JSON result),
+//! `unix_time` (no arguments), and `delete_everything`, which always refuses
+//! — what a policy guard looks like to the model.
+#![deny(warnings)]
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use embacle_tool_host::{StaticSurface, Tool, ToolAnnotations, ToolHost, ToolHostConfig};
+use serde_json::{json, Value};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // 1. Bind the host on 127.0.0.1 with a kernel-chosen port.
+    let host = ToolHost::bind(ToolHostConfig {
+        server_name: "demo".to_owned(),
+        instructions: Some("Demo tools from the embacle-tool-host example.".to_owned()),
+        ..ToolHostConfig::default()
+    })
+    .await?;
+
+    // 2. Describe the tools and the one executor that runs them.
+    let read_only = ToolAnnotations {
+        read_only_hint: Some(true),
+        ..ToolAnnotations::default()
+    };
+    let tools = vec![
+        Tool::new(
+            "echo",
+            "Returns the text it is given.",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )?
+        .with_annotations(read_only.clone()),
+        Tool::new(
+            "add",
+            "Adds two numbers.",
+            json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
+        )?
+        .with_output_schema(json!({"type": "object", "properties": {"sum": {"type": "number"}}}))?
+        .with_annotations(read_only.clone()),
+        Tool::new(
+            "unix_time",
+            "The current time in seconds since 1970-01-01 UTC.",
+            json!({"type": "object", "additionalProperties": false}),
+        )?
+        .with_annotations(read_only),
+        Tool::new(
+            "delete_everything",
+            "Deletes all the user's data. Always refused in this demo.",
+            json!({"type": "object", "additionalProperties": false}),
+        )?
+        .with_annotations(ToolAnnotations {
+            destructive_hint: Some(true),
+            ..ToolAnnotations::default()
+        }),
+    ];
+    let surface = StaticSurface::new(tools, |name: String, args: Value| async move {
+        match name.as_str() {
+            "echo" => match args.get("text") {
+                Some(Value::String(text)) => Ok(Value::String(text.clone())),
+                _ => Err("`text` must be a string".to_owned()),
+            },
+            "add" => match (
+                args.get("a").and_then(Value::as_f64),
+                args.get("b").and_then(Value::as_f64),
+            ) {
+                (Some(a), Some(b)) => Ok(json!({"sum": a + b})),
+                _ => Err("`a` and `b` must be numbers".to_owned()),
+            },
+            "unix_time" => {
+                let now = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default();
+                Ok(json!({"unixTime": now.as_secs()}))
+            }
+            "delete_everything" => {
+                Err("refused: deleting everything needs the user's confirmation".to_owned())
+            }
+            other => Err(format!("no tool named {other}")),
+        }
+    })?;
+
+    // 3. Open one session. Its mcpServers JSON is the first stdout line.
+    let session = host.open_session(Arc::new(surface))?;
+    println!("{}", session.mcp_servers().to_json());
+    eprintln!(
+        "serving {} on http://{}/mcp (bearer in the mcpServers line above); Ctrl-C to stop",
+        session.session_id(),
+        host.local_addr(),
+    );
+
+    // 4. Serve until Ctrl-C or SIGTERM, then drain for up to 5 seconds.
+    wait_for_stop_signal().await?;
+    eprintln!("stopping after {} tool calls", session.calls_served());
+    drop(session); // revoke the bearer before draining
+    if let Err(err) = host
+        .shutdown_graceful(std::time::Duration::from_secs(5))
+        .await
+    {
+        eprintln!("{err}");
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn wait_for_stop_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result,
+        _ = terminate.recv() => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_stop_signal() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
+}
