@@ -69,7 +69,20 @@
 //!
 //! The per-slot `payload` lock guards the session's shared state (its
 //! surface). It is taken only *after* a bearer passed I1, so a stranger cannot
-//! contend for it, and only to clone or take one `Arc`.
+//! contend for it, and only to clone or take one `Arc`. `revoke` takes it
+//! *after* its one revoking step, to release the surface promptly; by then
+//! nobody can be admitted any more, so the wait (at most one `Arc` clone by
+//! a request of the same session) no longer matters to revocation.
+//!
+//! ## Testing
+//!
+//! Unit tests below cover each transition and the reuse rule, and a
+//! deterministic multi-threaded stress test checks I3 with a happens-before
+//! marker while other threads churn the free list. Loom is not used: every
+//! state change is a single-word transition, the free list has one popper,
+//! and the model-checking build would add about two dozen crates to the
+//! lockfile that `cargo deny` audits. Revisit that if the state machine
+//! grows multi-word transitions (issue: in-flight call counting).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

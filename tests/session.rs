@@ -1,0 +1,186 @@
+//! The session guard's public face: the ACP entry, ids, counts, redaction,
+//! and StaticSurface's mapping of executor answers, over real HTTP.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use embacle_tool_host::{StaticSurface, Tool, ToolHostConfig};
+use serde_json::{json, Value};
+use support::*;
+
+/// mcp_servers() serializes to exactly the ACP http entry, with `headers`
+/// always present, and its URL and bearer work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_servers_is_the_exact_acp_entry() {
+    let host = host_with(ToolHostConfig {
+        server_name: "dravr".to_owned(),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let bearer = bearer_of(&session);
+    let port = host.local_addr().port();
+    let expected = format!(
+        r#"[{{"type":"http","name":"dravr","url":"http://127.0.0.1:{port}/mcp","headers":[{{"name":"Authorization","value":"Bearer {bearer}"}}]}}]"#
+    );
+    let servers = session.mcp_servers();
+    assert_eq!(servers.to_json(), expected);
+    assert_eq!(
+        servers.to_value(),
+        serde_json::from_str::<Value>(&expected).unwrap()
+    );
+    let entry = &servers.entries()[0];
+    assert_eq!((entry.name(), entry.headers().len()), ("dravr", 1));
+    assert_eq!(entry.headers()[0].name(), "Authorization");
+    // 256 secret bits: 64 hex digits after the prefix, slot and generation.
+    assert_eq!(bearer.len(), 4 + 8 + 16 + 64);
+    assert!(bearer.starts_with("eth_"));
+    let r = rpc(
+        host.local_addr(),
+        &bearer,
+        json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+}
+
+/// No Debug form shows the bearer or its secret part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_never_prints_the_bearer() {
+    let host = host().await;
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let bearer = bearer_of(&session);
+    let secret = &bearer[bearer.len() - 64..];
+    let servers = session.mcp_servers();
+    for text in [
+        format!("{session:?}"),
+        format!("{session:#?}"),
+        format!("{servers:?}"),
+        format!("{:?}", servers.entries()[0]),
+        format!("{:?}", servers.entries()[0].headers()[0]),
+        format!("{host:?}"),
+    ] {
+        assert!(!text.contains(secret), "leaked in {text}");
+        assert!(!text.contains(&bearer), "leaked in {text}");
+    }
+    assert!(format!("{session:?}").contains("<redacted>"));
+}
+
+/// Session ids are distinct and printable; open_sessions tracks live guards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_and_counts() {
+    let host = host().await;
+    let sessions: Vec<_> = (0..5)
+        .map(|_| host.open_session(RecordingSurface::new()).unwrap())
+        .collect();
+    let mut ids: Vec<_> = sessions.iter().map(|s| s.session_id()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 5);
+    assert!(sessions[0].session_id().to_string().starts_with("session-"));
+    assert_eq!(host.open_sessions(), 5);
+    drop(sessions);
+    assert_eq!(host.open_sessions(), 0);
+}
+
+/// A slot reused by a new session never accepts the old session's bearer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reused_slot_rejects_old_bearer() {
+    let host = host_with(ToolHostConfig {
+        max_sessions: 1,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let old = host.open_session(RecordingSurface::new()).unwrap();
+    let old_bearer = bearer_of(&old);
+    drop(old);
+    let new_surface = RecordingSurface::new();
+    let new = host.open_session(new_surface.clone()).unwrap();
+    let addr = host.local_addr();
+    let r = rpc(
+        addr,
+        &old_bearer,
+        call_body(1, "echo", json!({"text": "x"})),
+    )
+    .await;
+    assert_eq!(r.status, 401);
+    assert_eq!(new_surface.calls(), 0);
+    let r = rpc(
+        addr,
+        &bearer_of(&new),
+        call_body(2, "echo", json!({"text": "x"})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+}
+
+/// StaticSurface maps executor answers: a string is text, other JSON is
+/// mirrored JSON, `Err` is a refusal with the error's text; tools outside
+/// its list never reach the executor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_surface_mapping() {
+    let host = host().await;
+    let schema = json!({"type": "object"});
+    let tools = ["text", "object", "error"]
+        .map(|n| Tool::new(n, "", schema.clone()).unwrap())
+        .to_vec();
+    let executed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = executed.clone();
+    let surface = StaticSurface::new(tools, move |name: String, args: Value| {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            match name.as_str() {
+                "text" => Ok(Value::String(format!("got {}", args["n"]))),
+                "object" => Ok(json!({"n": args["n"]})),
+                _ => Err(format!("cannot do {name}")),
+            }
+        }
+    })
+    .unwrap();
+    let session = host.open_session(Arc::new(surface)).unwrap();
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    let r = rpc(addr, &bearer, call_body(1, "text", json!({"n": 1}))).await;
+    assert_eq!(
+        r.json()["result"],
+        json!({"content":[{"type":"text","text":"got 1"}]})
+    );
+    let r = rpc(addr, &bearer, call_body(2, "object", json!({"n": 2}))).await;
+    assert_eq!(r.json()["result"]["structuredContent"], json!({"n": 2}));
+    let r = rpc(addr, &bearer, call_body(3, "error", json!({}))).await;
+    assert_eq!(
+        r.json()["result"],
+        json!({"content":[{"type":"text","text":"cannot do error"}],"isError":true})
+    );
+    let r = rpc(addr, &bearer, call_body(4, "missing", json!({}))).await;
+    assert_eq!(r.error_code(), -32602);
+    assert_eq!(executed.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert_eq!(session.calls_served(), 3);
+}
+
+/// An idle keep-alive connection is closed once it has sent nothing for
+/// `header_read_timeout`, so idle clients cannot hold connection slots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_keep_alive_connection_times_out() {
+    let host = host_with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(300),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let addr = host.local_addr();
+    let mut conn = Conn::open(addr).await;
+    let ping = post(
+        addr,
+        &bearer_of(&session),
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    );
+    assert_eq!(conn.send(&ping).await.status, 200);
+    let closed = tokio::time::timeout(Duration::from_secs(5), conn.closed_by_server()).await;
+    assert!(
+        closed.expect("an idle connection is closed"),
+        "closed, not sent data"
+    );
+}
