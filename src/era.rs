@@ -1,26 +1,36 @@
-//! Protocol revisions, and deciding which era each POSTed message belongs to.
+//! Protocol revisions, and deciding which era each POSTed request belongs to.
 //!
 //! MCP has two eras. The **legacy** era (2025-03-26, 2025-06-18, 2025-11-25)
 //! negotiates a version once, in `initialize`, and then names it in the
 //! `MCP-Protocol-Version` header. The **modern** era (2026-07-28) has no
-//! handshake: every request carries its version in
-//! `params._meta["io.modelcontextprotocol/protocolVersion"]`. One endpoint
-//! serves both, so each message is classified on its own (the spec digest's
-//! "dual-era classification"):
+//! handshake: every request carries its version and the client's
+//! capabilities in `params._meta`, and repeats its method (and, for
+//! `tools/call`, the tool name) in headers. One endpoint serves both, so each
+//! request is classified on its own (the spec digest's "dual-era
+//! classification"), in this order:
 //!
-//! 1. the `_meta` key is present → modern;
-//! 2. absent, but the header names a modern version → 400 `-32602` (the
-//!    envelope is missing);
-//! 3. otherwise legacy, at the header's version, or 2025-03-26 without one;
-//!    a header naming no version the host speaks → 400.
+//! 1. `params._meta["io.modelcontextprotocol/protocolVersion"]` is present →
+//!    **modern**, checked in the spec's order, each failure a 400:
+//!    1. the version is one the host speaks, else `-32022` with
+//!       `data: {supported, requested}`;
+//!    2. `MCP-Protocol-Version`, `Mcp-Method` and (for `tools/call`)
+//!       `Mcp-Name` are present and equal to the body's values — after
+//!       decoding the `=?base64?…?=` form — else `-32020`;
+//!    3. `_meta["io.modelcontextprotocol/clientCapabilities"]` is an object,
+//!       else `-32602`.
+//! 2. No such key, but the header names a modern version → 400 `-32602`:
+//!    a modern request that lost its envelope.
+//! 3. Otherwise **legacy**, at the header's version, or 2025-03-26 without
+//!    one; a header naming no version the host speaks → 400 `-32600`.
 //!
-//! This host does not serve the modern era yet: a modern request is answered
-//! with `-32022` (unsupported protocol version) listing the versions it does
-//! speak. That is a JSON-RPC error, which is what dual-era clients (Copilot
-//! CLI, the MCP SDKs) take as the signal to fall back to `initialize`.
+//! Nothing else about a request depends on its era: the tool logic is one
+//! code path, and the era only decides the result's envelope.
+
+use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
+use crate::base64;
 use crate::jsonrpc::{code, ErrorObject};
 
 /// Legacy revisions this host speaks, newest first; `initialize`
@@ -31,38 +41,45 @@ pub(crate) const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025
 /// "Protocol Version Header": the server SHOULD assume 2025-03-26).
 pub(crate) const DEFAULT_LEGACY_VERSION: &str = "2025-03-26";
 
-/// Modern revisions known to exist; the header naming one of these without
-/// the `_meta` envelope is a malformed modern request, not a legacy one.
+/// Modern revisions this host speaks, newest first.
 pub(crate) const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 /// The `_meta` key that marks a modern request.
 pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key a modern request declares its capabilities under.
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key modern results name the server under.
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The era a message belongs to.
+/// The era a request belongs to, with its version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Era {
-    /// Legacy, at this version.
     Legacy(&'static str),
+    Modern(&'static str),
 }
 
-/// Classifies one message from its params and the request's
-/// `MCP-Protocol-Version` header (raw bytes, `None` when absent). An `Err`
-/// is the JSON-RPC error to answer with; the message is a client error.
+/// The request headers classification reads, raw (`None` when absent).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct EnvelopeHeaders<'a> {
+    pub(crate) protocol_version: Option<&'a [u8]>,
+    pub(crate) method: Option<&'a [u8]>,
+    pub(crate) name: Option<&'a [u8]>,
+}
+
+/// Classifies one request from its method, params and headers. An `Err` is
+/// the JSON-RPC error to answer with; every one is a client error (400).
 pub(crate) fn classify(
-    header: Option<&[u8]>,
+    headers: &EnvelopeHeaders<'_>,
+    method: &str,
     params: Option<&Map<String, Value>>,
 ) -> Result<Era, ErrorObject> {
-    let meta_version = params
+    let meta = params
         .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_PROTOCOL_VERSION));
-    if let Some(requested) = meta_version {
-        return Err(ErrorObject::new(
-            code::UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-        )
-        .with_data(json!({"supported": supported_versions(), "requested": requested})));
+        .and_then(Value::as_object);
+    if let Some(requested) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
+        return classify_modern(headers, method, params, meta, requested);
     }
-    let Some(header) = header else {
+    let Some(header) = headers.protocol_version else {
         return Ok(Era::Legacy(DEFAULT_LEGACY_VERSION));
     };
     if let Some(version) = LEGACY_VERSIONS.iter().find(|v| v.as_bytes() == header) {
@@ -71,7 +88,7 @@ pub(crate) fn classify(
     if MODERN_VERSIONS.iter().any(|v| v.as_bytes() == header) {
         return Err(ErrorObject::new(
             code::INVALID_PARAMS,
-            "MCP-Protocol-Version names 2026-07-28 but params._meta has no protocolVersion",
+            "MCP-Protocol-Version names a 2026-07-28+ revision but params._meta has no protocolVersion",
         ));
     }
     Err(ErrorObject::new(
@@ -84,13 +101,94 @@ pub(crate) fn classify(
     })))
 }
 
+fn classify_modern(
+    headers: &EnvelopeHeaders<'_>,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+    meta: Option<&Map<String, Value>>,
+    requested: &Value,
+) -> Result<Era, ErrorObject> {
+    // 1. The version.
+    let Some(version) = requested
+        .as_str()
+        .and_then(|r| MODERN_VERSIONS.iter().find(|v| **v == r))
+    else {
+        return Err(ErrorObject::new(
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({"supported": supported_versions(), "requested": requested})));
+    };
+    // 2. The headers mirror the body.
+    header_matches(headers.protocol_version, version, "MCP-Protocol-Version")?;
+    header_matches(headers.method, method, "Mcp-Method")?;
+    if method == "tools/call" {
+        // A missing or non-string name fails here as a mismatch, before the
+        // call's own shape check could say -32602.
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        header_matches(headers.name, name, "Mcp-Name")?;
+    }
+    // 3. The other required `_meta` keys.
+    if !meta
+        .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+        .is_some_and(Value::is_object)
+    {
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            "params._meta needs io.modelcontextprotocol/clientCapabilities, an object",
+        ));
+    }
+    Ok(Era::Modern(version))
+}
+
+/// `-32020` unless the header is present and, once decoded, equals `body`.
+fn header_matches(header: Option<&[u8]>, body: &str, name: &str) -> Result<(), ErrorObject> {
+    let matches = header
+        .and_then(decode_header_value)
+        .is_some_and(|value| value == body.as_bytes());
+    if matches {
+        Ok(())
+    } else {
+        Err(ErrorObject::new(
+            code::HEADER_MISMATCH,
+            format!("Header mismatch: {name} is missing or differs from the request body"),
+        ))
+    }
+}
+
+/// A modern header value: plain visible ASCII as is, or the
+/// `=?base64?<base64 of UTF-8>?=` form decoded. Anything else (raw bytes
+/// outside ASCII, bad base64, decoded bytes that are not UTF-8) is `None`.
+pub(crate) fn decode_header_value(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
+    if let Some(encoded) = raw
+        .strip_prefix(b"=?base64?")
+        .and_then(|rest| rest.strip_suffix(b"?="))
+    {
+        let decoded = base64::decode(encoded)?;
+        return std::str::from_utf8(&decoded)
+            .is_ok()
+            .then_some(Cow::Owned(decoded));
+    }
+    raw.iter()
+        .all(|b| (0x20..0x7f).contains(b))
+        .then_some(Cow::Borrowed(raw))
+}
+
 /// Every version this host speaks, newest first.
 pub(crate) fn supported_versions() -> Vec<&'static str> {
-    LEGACY_VERSIONS.to_vec()
+    MODERN_VERSIONS
+        .iter()
+        .chain(&LEGACY_VERSIONS)
+        .copied()
+        .collect()
 }
 
 /// The version `initialize` answers with: the client's when the host speaks
-/// it, else the host's newest (MCP lifecycle: a counter-offer, not an error).
+/// it, else the host's newest legacy version. (The modern era is never
+/// negotiated through `initialize`; it needs no negotiation.)
 pub(crate) fn negotiate(requested: &str) -> &'static str {
     LEGACY_VERSIONS
         .iter()
@@ -113,29 +211,159 @@ mod tests {
         value.as_object().cloned().unwrap()
     }
 
-    /// The classification table, rule by rule.
+    fn modern_params(name: Option<&str>) -> Map<String, Value> {
+        let mut p = params(json!({"_meta": {
+            META_PROTOCOL_VERSION: "2026-07-28",
+            META_CLIENT_CAPABILITIES: {},
+        }}));
+        if let Some(name) = name {
+            p.insert("name".into(), name.into());
+        }
+        p
+    }
+
+    fn headers<'a>(
+        version: &'a str,
+        method: &'a str,
+        name: Option<&'a str>,
+    ) -> EnvelopeHeaders<'a> {
+        EnvelopeHeaders {
+            protocol_version: Some(version.as_bytes()),
+            method: Some(method.as_bytes()),
+            name: name.map(str::as_bytes),
+        }
+    }
+
+    /// The legacy rows of the classification table.
     #[test]
-    fn classification() {
+    fn legacy_classification() {
+        let none = EnvelopeHeaders::default();
         let empty = params(json!({}));
-        let modern = params(json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}));
-        assert_eq!(classify(None, None), Ok(Era::Legacy("2025-03-26")));
+        assert_eq!(classify(&none, "ping", None), Ok(Era::Legacy("2025-03-26")));
+        let h = EnvelopeHeaders {
+            protocol_version: Some(b"2025-06-18"),
+            ..none
+        };
         assert_eq!(
-            classify(Some(b"2025-06-18"), Some(&empty)),
+            classify(&h, "ping", Some(&empty)),
             Ok(Era::Legacy("2025-06-18"))
         );
+        let h = EnvelopeHeaders {
+            protocol_version: Some(b"2026-07-28"),
+            ..none
+        };
         assert_eq!(
-            classify(Some(b"2025-11-25"), None),
-            Ok(Era::Legacy("2025-11-25"))
+            classify(&h, "ping", Some(&empty)).unwrap_err().code,
+            code::INVALID_PARAMS
         );
-        let e = classify(Some(b"2026-07-28"), Some(&modern)).unwrap_err();
-        assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
-        assert_eq!(e.data.as_ref().unwrap()["requested"], "2026-07-28");
-        let e = classify(Some(b"2026-07-28"), Some(&empty)).unwrap_err();
-        assert_eq!(e.code, code::INVALID_PARAMS);
         for bad in [&b"2024-11-05"[..], b"", b"2025-11-25 ", b"\xff"] {
-            let e = classify(Some(bad), None).unwrap_err();
-            assert_eq!(e.code, code::INVALID_REQUEST, "{bad:?}");
+            let h = EnvelopeHeaders {
+                protocol_version: Some(bad),
+                ..none
+            };
+            assert_eq!(
+                classify(&h, "ping", None).unwrap_err().code,
+                code::INVALID_REQUEST,
+                "{bad:?}"
+            );
         }
+    }
+
+    /// The modern checks, in the spec's order.
+    #[test]
+    fn modern_classification() {
+        let p = modern_params(None);
+        assert_eq!(
+            classify(
+                &headers("2026-07-28", "tools/list", None),
+                "tools/list",
+                Some(&p)
+            ),
+            Ok(Era::Modern("2026-07-28"))
+        );
+        // 1. unsupported version wins over everything else
+        let mut old = p.clone();
+        old["_meta"][META_PROTOCOL_VERSION] = json!("2027-01-01");
+        let e = classify(&EnvelopeHeaders::default(), "x", Some(&old)).unwrap_err();
+        assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            e.data.unwrap(),
+            json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], "requested": "2027-01-01"})
+        );
+        // 2. header mismatches
+        for h in [
+            EnvelopeHeaders::default(),
+            headers("2025-11-25", "tools/list", None),
+            headers("2026-07-28", "tools/call", None),
+            EnvelopeHeaders {
+                method: None,
+                ..headers("2026-07-28", "tools/list", None)
+            },
+        ] {
+            assert_eq!(
+                classify(&h, "tools/list", Some(&p)).unwrap_err().code,
+                code::HEADER_MISMATCH,
+                "{h:?}"
+            );
+        }
+        // 3. missing capabilities, once the headers agree
+        let mut bare = p.clone();
+        bare["_meta"]
+            .as_object_mut()
+            .unwrap()
+            .remove(META_CLIENT_CAPABILITIES);
+        let e = classify(
+            &headers("2026-07-28", "tools/list", None),
+            "tools/list",
+            Some(&bare),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, code::INVALID_PARAMS);
+    }
+
+    /// Mcp-Name: required for tools/call, equal to params.name, base64 form
+    /// decoded; table of mismatches.
+    #[test]
+    fn mcp_name_table() {
+        let rows: [(&str, Option<&str>, bool); 9] = [
+            ("echo", Some("echo"), true),
+            ("echo", Some("=?base64?ZWNobw==?="), true),
+            ("echo", Some("=?base64?ZWNobw?="), true),
+            ("héllo", Some("=?base64?aMOpbGxv?="), true),
+            ("echo", None, false),
+            ("echo", Some("Echo"), false),
+            ("echo", Some("=?base64?ZWNobw=?="), false),
+            ("echo", Some("=?base64?!!!!?="), false),
+            ("héllo", Some("h\u{e9}llo"), false),
+        ];
+        for (body, header, ok) in rows {
+            let p = modern_params(Some(body));
+            let h = headers("2026-07-28", "tools/call", header);
+            let result = classify(&h, "tools/call", Some(&p));
+            assert_eq!(result.is_ok(), ok, "{body} vs {header:?}: {result:?}");
+            if !ok {
+                assert_eq!(result.unwrap_err().code, code::HEADER_MISMATCH);
+            }
+        }
+    }
+
+    /// Header decoding: ASCII passes, the base64 form decodes to UTF-8 only.
+    #[test]
+    fn header_decoding() {
+        assert_eq!(
+            decode_header_value(b"tools/call").as_deref(),
+            Some(&b"tools/call"[..])
+        );
+        assert_eq!(
+            decode_header_value(b"=?base64?dG9vbHMvY2FsbA==?=").as_deref(),
+            Some(&b"tools/call"[..])
+        );
+        assert!(decode_header_value(b"caf\xc3\xa9").is_none());
+        assert!(
+            decode_header_value(b"=?base64?/w==?=").is_none(),
+            "0xff is not UTF-8"
+        );
+        assert!(decode_header_value(b"tab\there").is_none());
     }
 
     /// Negotiation echoes what it speaks and counter-offers the newest otherwise.
@@ -155,6 +383,6 @@ mod tests {
         assert!(allows_batch(None));
         assert!(allows_batch(Some(b"2025-03-26")));
         assert!(!allows_batch(Some(b"2025-06-18")));
-        assert!(!allows_batch(Some(b"2025-11-25")));
+        assert!(!allows_batch(Some(b"2026-07-28")));
     }
 }

@@ -285,10 +285,7 @@ impl ToolHost {
         allowed_hosts.dedup();
         let shared = Arc::new(Shared {
             slab: RevocationSlab::new(config.max_sessions),
-            info: ServerInfo {
-                name: config.server_name.clone(),
-                instructions: config.instructions.clone(),
-            },
+            info: ServerInfo::new(config.server_name.clone(), config.instructions.clone()),
             url_authority,
             allowed_hosts,
             allowed_origins: config

@@ -19,6 +19,8 @@ pub(crate) mod code {
     pub(crate) const INVALID_PARAMS: i32 = -32602;
     /// The host could not run the tool.
     pub(crate) const INTERNAL_ERROR: i32 = -32603;
+    /// MCP 2026-07-28: a header is missing or disagrees with the body.
+    pub(crate) const HEADER_MISMATCH: i32 = -32020;
     /// MCP 2026-07-28: the request's protocol version is not served here.
     pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }

@@ -54,6 +54,7 @@
 //!   slab that validates and revokes bearers in O(1).
 //! - `jsonrpc`, `era`, `mcp` (private): JSON-RPC envelopes, protocol
 //!   revisions, and the method dispatcher.
+//! - `base64` (private): decoding the `=?base64?…?=` header form.
 //! - `race`, `unwind` (private): a two-way select and panic containment.
 //!
 //! # Security model
@@ -71,6 +72,7 @@
 //! full model.
 #![doc(test(attr(deny(warnings))))]
 
+mod base64;
 mod bearer;
 mod era;
 mod error;

@@ -8,24 +8,50 @@
 //! it says which [`ReplyClass`] its reply is, and the transport maps that to
 //! a status code.
 //!
-//! Methods served (legacy era): `initialize`, `ping`, `tools/list`,
-//! `tools/call`; every notification and client response is accepted and
-//! ignored; everything else is `-32601`.
+//! Methods served:
+//!
+//! | era | methods | anything else |
+//! |---|---|---|
+//! | legacy (2025-03-26 … 2025-11-25) | `initialize`, `ping`, `tools/list`, `tools/call` | `-32601`, HTTP 200 |
+//! | modern (2026-07-28) | `server/discover`, `tools/list`, `tools/call` | `-32601`, HTTP 404 |
+//!
+//! Every notification and client response is accepted and ignored. The
+//! tools methods are one code path for both eras; a modern result only gets
+//! its envelope members (`resultType`, `ttlMs`/`cacheScope` on lists,
+//! serverInfo in `_meta`) added before its closing brace.
 
 use serde_json::{Map, Value};
 
-use crate::era::{self, Era};
+use crate::era::{self, EnvelopeHeaders, Era};
 use crate::jsonrpc::{self, code, ErrorObject, Message, Request};
 use crate::session::Lease;
 use crate::tool::is_valid_name;
 use crate::unwind::CatchUnwind;
 
-/// What the server says about itself at `initialize`.
+/// What the server says about itself at `initialize` and `server/discover`.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerInfo {
     pub(crate) name: String,
     pub(crate) instructions: Option<String>,
+    /// `{"name":…,"version":…}`, rendered once.
+    implementation: String,
 }
+
+impl ServerInfo {
+    pub(crate) fn new(name: String, instructions: Option<String>) -> Self {
+        let implementation =
+            serde_json::json!({"name": name, "version": env!("CARGO_PKG_VERSION")}).to_string();
+        Self {
+            name,
+            instructions,
+            implementation,
+        }
+    }
+}
+
+/// How long a modern client may cache a `tools/list` or `server/discover`
+/// result: not at all, because a surface may withdraw a tool at any moment.
+const TTL_MS: u64 = 0;
 
 /// What kind of reply a body earned; `transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +63,8 @@ pub(crate) enum ReplyClass {
     /// The body was not JSON or not JSON-RPC, or its protocol version or
     /// envelope is wrong: a client error, with a JSON-RPC error body.
     Malformed,
+    /// A modern-era request for a method this host does not serve.
+    NotFound,
     /// The session's bearer was revoked while this request was in flight.
     Revoked,
 }
@@ -56,11 +84,11 @@ impl Reply {
 
 /// Handles one POST body for the session behind `lease`.
 ///
-/// `protocol_header` is the raw `MCP-Protocol-Version` header, if any.
+/// `headers` are the raw MCP headers of the request.
 pub(crate) async fn dispatch(
     lease: &Lease,
     info: &ServerInfo,
-    protocol_header: Option<&[u8]>,
+    headers: &EnvelopeHeaders<'_>,
     body: &[u8],
 ) -> Reply {
     let mut out = Vec::with_capacity(256);
@@ -73,15 +101,14 @@ pub(crate) async fn dispatch(
         }
     };
     match value {
-        Value::Array(batch) => dispatch_batch(lease, info, protocol_header, batch, out).await,
-        single => {
-            match handle_message(lease, info, protocol_header, single, false, &mut out).await {
-                Handled::Answered => Reply::new(ReplyClass::Answer, out),
-                Handled::Rejected => Reply::new(ReplyClass::Malformed, out),
-                Handled::Silent => Reply::new(ReplyClass::Accepted, out),
-                Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
-            }
-        }
+        Value::Array(batch) => dispatch_batch(lease, info, headers, batch, out).await,
+        single => match handle_message(lease, info, headers, single, false, &mut out).await {
+            Handled::Answered => Reply::new(ReplyClass::Answer, out),
+            Handled::Rejected => Reply::new(ReplyClass::Malformed, out),
+            Handled::NotFound => Reply::new(ReplyClass::NotFound, out),
+            Handled::Silent => Reply::new(ReplyClass::Accepted, out),
+            Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
+        },
     }
 }
 
@@ -90,11 +117,11 @@ pub(crate) async fn dispatch(
 async fn dispatch_batch(
     lease: &Lease,
     info: &ServerInfo,
-    protocol_header: Option<&[u8]>,
+    headers: &EnvelopeHeaders<'_>,
     batch: Vec<Value>,
     mut out: Vec<u8>,
 ) -> Reply {
-    if !era::allows_batch(protocol_header) {
+    if !era::allows_batch(headers.protocol_version) {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
             "JSON-RPC batches are only allowed in MCP 2025-03-26",
@@ -114,8 +141,8 @@ async fn dispatch_batch(
         if before > opened {
             out.push(b',');
         }
-        match handle_message(lease, info, protocol_header, member, true, &mut out).await {
-            Handled::Answered | Handled::Rejected => {}
+        match handle_message(lease, info, headers, member, true, &mut out).await {
+            Handled::Answered | Handled::Rejected | Handled::NotFound => {}
             Handled::Silent => out.truncate(before),
             Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
         }
@@ -133,6 +160,8 @@ enum Handled {
     Answered,
     /// An error about the message itself (envelope, version).
     Rejected,
+    /// A modern-era method this host does not serve.
+    NotFound,
     /// Nothing: a notification or a client response.
     Silent,
     /// The bearer was revoked mid-request; nothing is written.
@@ -142,7 +171,7 @@ enum Handled {
 async fn handle_message(
     lease: &Lease,
     info: &ServerInfo,
-    protocol_header: Option<&[u8]>,
+    headers: &EnvelopeHeaders<'_>,
     value: Value,
     in_batch: bool,
     out: &mut Vec<u8>,
@@ -155,7 +184,7 @@ async fn handle_message(
             return Handled::Rejected;
         }
     };
-    let era = match era::classify(protocol_header, request.params.as_ref()) {
+    let era = match era::classify(headers, &request.method, request.params.as_ref()) {
         Ok(era) => era,
         Err(error) => {
             jsonrpc::write_error(out, Some(&request.id), &error);
@@ -163,6 +192,7 @@ async fn handle_message(
         }
     };
     let Request { id, method, params } = request;
+    let modern = matches!(era, Era::Modern(_));
     let start = jsonrpc::open_result(out, &id);
     let result = match (era, method.as_str()) {
         (Era::Legacy(_), "initialize") if in_batch => Err(ErrorObject::new(
@@ -174,19 +204,41 @@ async fn handle_message(
             out.extend_from_slice(b"{}");
             Ok(())
         }
-        (Era::Legacy(_), "tools/list") => list_tools(lease, params.as_ref(), out).await,
-        (Era::Legacy(_), "tools/call") => match call_tool(lease, params, out).await {
+        (Era::Modern(_), "server/discover") => {
+            discover(info, out);
+            Ok(())
+        }
+        (_, "tools/list") => list_tools(lease, params.as_ref(), out).await.map(|()| {
+            if modern {
+                seal_modern(out, info, true);
+            }
+        }),
+        (_, "tools/call") => match call_tool(lease, params, modern, out).await {
             Err(Refusal::Revoked) => {
                 out.truncate(start);
                 return Handled::Revoked;
             }
             Err(Refusal::Error(error)) => Err(error),
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if modern {
+                    seal_modern(out, info, false);
+                }
+                Ok(())
+            }
         },
-        (Era::Legacy(_), _) => Err(ErrorObject::new(
-            code::METHOD_NOT_FOUND,
-            format!("Method not found: {}", printable(&method)),
-        )),
+        (_, _) => {
+            out.truncate(start);
+            let error = ErrorObject::new(
+                code::METHOD_NOT_FOUND,
+                format!("Method not found: {}", printable(&method)),
+            );
+            jsonrpc::write_error(out, Some(&id), &error);
+            return if modern {
+                Handled::NotFound
+            } else {
+                Handled::Answered
+            };
+        }
     };
     match result {
         Ok(()) => jsonrpc::close_result(out),
@@ -196,6 +248,38 @@ async fn handle_message(
         }
     }
     Handled::Answered
+}
+
+/// Adds the members every modern result carries to the result object just
+/// written: `resultType`, `ttlMs` and `cacheScope` on lists, and serverInfo
+/// in `_meta`. The scope is private because the list depends on the bearer.
+fn seal_modern(out: &mut Vec<u8>, info: &ServerInfo, list: bool) {
+    debug_assert_eq!(out.last(), Some(&b'}'), "every result is a JSON object");
+    out.pop();
+    out.extend_from_slice(b",\"resultType\":\"complete\"");
+    if list {
+        out.extend_from_slice(b",\"ttlMs\":");
+        out.extend_from_slice(TTL_MS.to_string().as_bytes());
+        out.extend_from_slice(b",\"cacheScope\":\"private\"");
+    }
+    out.extend_from_slice(b",\"_meta\":{\"");
+    out.extend_from_slice(era::META_SERVER_INFO.as_bytes());
+    out.extend_from_slice(b"\":");
+    out.extend_from_slice(info.implementation.as_bytes());
+    out.extend_from_slice(b"}}");
+}
+
+/// `server/discover` (2026-07-28): every version the host speaks, its
+/// capabilities (tools only), and the instructions.
+fn discover(info: &ServerInfo, out: &mut Vec<u8>) {
+    let mut result = Map::new();
+    result.insert("supportedVersions".into(), era::supported_versions().into());
+    result.insert("capabilities".into(), serde_json::json!({"tools": {}}));
+    if let Some(instructions) = &info.instructions {
+        result.insert("instructions".into(), instructions.as_str().into());
+    }
+    crate::outcome::write_json(out, &Value::Object(result));
+    seal_modern(out, info, true);
 }
 
 /// `initialize`: negotiate the version, advertise only `tools`.
@@ -221,10 +305,9 @@ fn initialize(
         "capabilities".into(),
         serde_json::json!({"tools": {"listChanged": false}}),
     );
-    result.insert(
-        "serverInfo".into(),
-        serde_json::json!({"name": info.name, "version": env!("CARGO_PKG_VERSION")}),
-    );
+    let implementation: Value =
+        serde_json::from_str(&info.implementation).expect("rendered by ServerInfo::new");
+    result.insert("serverInfo".into(), implementation);
     if let Some(instructions) = &info.instructions {
         result.insert("instructions".into(), instructions.as_str().into());
     }
@@ -279,6 +362,7 @@ impl From<ErrorObject> for Refusal {
 async fn call_tool(
     lease: &Lease,
     params: Option<Map<String, Value>>,
+    modern: bool,
     out: &mut Vec<u8>,
 ) -> Result<(), Refusal> {
     let mut params = params.unwrap_or_default();
@@ -327,7 +411,9 @@ async fn call_tool(
     let outcome = CatchUnwind::new(surface.call(&name, &arguments))
         .await
         .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} panicked")))?;
-    match outcome.write_result(out) {
+    // 2026-07-28 lets structuredContent be any JSON value; earlier
+    // revisions only an object.
+    match outcome.write_result(out, modern) {
         Ok(()) => {
             lease
                 .session

@@ -25,9 +25,9 @@ use serde_json::Value;
 /// # JSON results
 ///
 /// JSON is served twice: as a compact text block in `content`, which every
-/// client shows to the model, and — when the value is a JSON object, the only
-/// shape `structuredContent` may take before MCP 2026-07-28 — as
-/// `structuredContent`.
+/// client shows to the model, and as `structuredContent` — in the legacy era
+/// only when the value is a JSON object, the only shape `structuredContent`
+/// may take before MCP 2026-07-28; in 2026-07-28, always.
 ///
 /// # Examples
 ///
@@ -132,9 +132,10 @@ impl ToolOutcome {
     }
 
     /// Writes the `tools/call` result object for a success or a refusal.
+    /// `any_structured` allows a non-object `structuredContent` (2026-07-28).
     /// Returns `Err(message)` for a failure, which the caller turns into a
     /// JSON-RPC error.
-    pub(crate) fn write_result(&self, out: &mut Vec<u8>) -> Result<(), &str> {
+    pub(crate) fn write_result(&self, out: &mut Vec<u8>, any_structured: bool) -> Result<(), &str> {
         let (text, json, is_error) = match &self.kind {
             OutcomeKind::Success { text, json } => (text.as_deref(), json.as_ref(), false),
             OutcomeKind::Refused { reason, details } => {
@@ -163,7 +164,7 @@ impl ToolOutcome {
             block(out, &|out| write_json(out, &Value::from(compact.as_str())));
         }
         out.push(b']');
-        if let Some(json @ Value::Object(_)) = json {
+        if let Some(json) = json.filter(|j| any_structured || j.is_object()) {
             out.extend_from_slice(b",\"structuredContent\":");
             write_json(out, json);
         }
@@ -207,7 +208,9 @@ mod tests {
 
     fn result(outcome: &ToolOutcome) -> Value {
         let mut out = Vec::new();
-        outcome.write_result(&mut out).expect("not a failure");
+        outcome
+            .write_result(&mut out, false)
+            .expect("not a failure");
         serde_json::from_slice(&out).expect("valid JSON")
     }
 
@@ -261,12 +264,23 @@ mod tests {
         }
     }
 
+    /// In 2026-07-28 a non-object JSON result is structuredContent too.
+    #[test]
+    fn modern_structured_content_may_be_any_value() {
+        let mut out = Vec::new();
+        ToolOutcome::json(json!([1, 2]))
+            .write_result(&mut out, true)
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["structuredContent"], json!([1, 2]));
+    }
+
     /// A failure renders no result; its message goes to the JSON-RPC error.
     #[test]
     fn failure_has_no_result() {
         let mut out = Vec::new();
         assert_eq!(
-            ToolOutcome::failed("db down").write_result(&mut out),
+            ToolOutcome::failed("db down").write_result(&mut out, true),
             Err("db down")
         );
         assert!(out.is_empty());

@@ -12,7 +12,7 @@
 //! | 5 | `Content-Type` is `application/json` | 415 |
 //! | 6 | `Accept`, if present, admits `application/json` | 406 |
 //! | 7 | the body fits `max_body_bytes` | 413 |
-//! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies, 401 if revoked meanwhile, else 200 / 202 |
+//! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies and era/envelope errors, 404 for unknown modern methods, 401 if revoked meanwhile, else 200 / 202 |
 //!
 //! Every error body is a JSON-RPC error object with `"id": null` (the
 //! request was not read, or not readable), so clients can show the message.
@@ -32,6 +32,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::bearer::Bearer;
+use crate::era::EnvelopeHeaders;
 use crate::host::Shared;
 use crate::jsonrpc::{self, code, ErrorObject};
 use crate::mcp::{self, ReplyClass};
@@ -87,10 +88,8 @@ async fn serve_checked(
     if declared_length(headers).is_some_and(|n| n > limit as u64) {
         return Err(Rejection::PayloadTooLarge);
     }
-    let protocol_header = headers
-        .get("mcp-protocol-version")
-        .map(|v| Bytes::copy_from_slice(v.as_bytes()));
-    let body = match Limited::new(request.into_body(), limit).collect().await {
+    let (parts, body) = request.into_parts();
+    let body = match Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
             return Err(Rejection::PayloadTooLarge)
@@ -98,11 +97,18 @@ async fn serve_checked(
         // The client broke the body off; whatever we answer goes nowhere.
         Err(_) => return Err(Rejection::BadBody),
     };
-    let reply = mcp::dispatch(&lease, &shared.info, protocol_header.as_deref(), &body).await;
+    let raw = |name: &str| parts.headers.get(name).map(HeaderValue::as_bytes);
+    let envelope = EnvelopeHeaders {
+        protocol_version: raw("mcp-protocol-version"),
+        method: raw("mcp-method"),
+        name: raw("mcp-name"),
+    };
+    let reply = mcp::dispatch(&lease, &shared.info, &envelope, &body).await;
     let status = match reply.class {
         ReplyClass::Answer => StatusCode::OK,
         ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
         ReplyClass::Malformed => StatusCode::BAD_REQUEST,
+        ReplyClass::NotFound => StatusCode::NOT_FOUND,
         ReplyClass::Revoked => return Err(Rejection::Unauthorized),
     };
     Ok(json(status, reply.body))

@@ -9,6 +9,9 @@ use embacle_tool_host::{ToolHostConfig, ToolSession};
 use serde_json::{json, Value};
 use support::*;
 
+/// Every version the host speaks, newest first.
+const ALL_VERSIONS: [&str; 4] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"];
+
 async fn setup() -> (
     embacle_tool_host::ToolHost,
     ToolSession,
@@ -268,34 +271,28 @@ async fn protocol_version_header() {
     }
     let r = with_version(addr, &bearer, "2024-01-01", list.clone()).await;
     assert_eq!((r.status, r.error_code()), (400, -32600));
-    assert_eq!(
-        r.json()["error"]["data"]["supported"],
-        json!(["2025-11-25", "2025-06-18", "2025-03-26"])
-    );
+    assert_eq!(r.json()["error"]["data"]["supported"], json!(ALL_VERSIONS));
     assert_eq!(r.json()["error"]["data"]["requested"], "2024-01-01");
     let r = with_version(addr, &bearer, "2026-07-28", list).await;
     assert_eq!((r.status, r.error_code()), (400, -32602));
 }
 
-/// A modern-era request (2026-07-28 `_meta` envelope) is answered with
-/// -32022 listing the versions this host speaks — the refusal dual-era
-/// clients fall back from.
+/// A request in the modern envelope naming a revision the host does not
+/// speak is 400 -32022 listing every version it does — the refusal on which
+/// dual-era clients fall back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn modern_request_is_refused_with_supported_versions() {
+async fn unknown_modern_version_is_refused_with_supported_versions() {
     let (host, session, _) = setup().await;
     let addr = host.local_addr();
     let bearer = bearer_of(&session);
     let body = json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
-        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/protocolVersion":"2027-01-01",
         "io.modelcontextprotocol/clientCapabilities":{}}}});
-    let r = with_version(addr, &bearer, "2026-07-28", body).await;
+    let r = with_version(addr, &bearer, "2027-01-01", body).await;
     assert_eq!((r.status, r.error_code()), (400, -32022));
     assert_eq!(r.json()["id"], 1);
-    assert_eq!(r.json()["error"]["data"]["requested"], "2026-07-28");
-    assert_eq!(
-        r.json()["error"]["data"]["supported"],
-        json!(["2025-11-25", "2025-06-18", "2025-03-26"])
-    );
+    assert_eq!(r.json()["error"]["data"]["requested"], "2027-01-01");
+    assert_eq!(r.json()["error"]["data"]["supported"], json!(ALL_VERSIONS));
 }
 
 /// Batches: accepted without a version header or at 2025-03-26 (responses in
@@ -437,10 +434,12 @@ async fn http_rejections() {
 }
 
 /// The request sequence Copilot CLI 1.0.102 (`copilot --acp`) sends, as the
-/// issue records it: a modern server/discover first; on its JSON-RPC error,
-/// initialize at 2025-11-25, notifications/initialized, a GET expecting 405,
-/// tools/list, a call, and a DELETE on exit. Python SDK 2.x also opens with
-/// server/discover. All on one keep-alive connection.
+/// core issue records it: a modern server/discover first (now answered, with
+/// the versions the host speaks — the legacy path must keep working
+/// whichever the client picks), then initialize at 2025-11-25,
+/// notifications/initialized, a GET expecting 405, tools/list, a call, and a
+/// DELETE on exit. Python SDK 2.x also opens with server/discover. All on
+/// one keep-alive connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_cli_sequence() {
     let (host, session, surface) = setup().await;
@@ -463,11 +462,8 @@ async fn copilot_cli_sequence() {
             &discover.to_string(),
         ))
         .await;
-    assert_eq!(r.status, 400);
-    assert!(
-        r.json()["error"]["code"].is_i64(),
-        "a JSON-RPC error, so the client falls back"
-    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["result"]["supportedVersions"], json!(ALL_VERSIONS));
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"copilot","version":"1.0.102"}}});
     let r = conn.send(&post(addr, &bearer, &init.to_string())).await;
     assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");

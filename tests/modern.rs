@@ -1,0 +1,436 @@
+//! The 2026-07-28 (stateless) revision beside the legacy era on one
+//! endpoint: every row of the modern checks, over real HTTP.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
+use serde_json::{json, Value};
+use support::*;
+
+const V: &str = "2026-07-28";
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": V,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    })
+}
+
+fn server_info() -> Value {
+    json!({"io.modelcontextprotocol/serverInfo": {"name": "dravr", "version": env!("CARGO_PKG_VERSION")}})
+}
+
+/// A modern request body: `params` plus the `_meta` envelope.
+fn modern_body(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// POSTs a modern request with the headers that mirror it (Mcp-Name taken
+/// from params.name when there is one).
+async fn modern(addr: SocketAddr, bearer: &str, body: &Value) -> RawResponse {
+    let method = body["method"].as_str().unwrap().to_owned();
+    let name = body["params"]["name"].as_str().map(str::to_owned);
+    let auth = format!("Bearer {bearer}");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", V),
+        ("Mcp-Method", method.as_str()),
+    ];
+    if let Some(name) = &name {
+        headers.push(("Mcp-Name", name.as_str()));
+    }
+    send_once(addr, &post_with(addr, &headers, &body.to_string())).await
+}
+
+async fn setup() -> (
+    embacle_tool_host::ToolHost,
+    embacle_tool_host::ToolSession,
+    Arc<RecordingSurface>,
+) {
+    let host = host_with(ToolHostConfig {
+        server_name: "dravr".to_owned(),
+        instructions: Some("Use the echo tool.".to_owned()),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let surface = RecordingSurface::new();
+    let session = host.open_session(surface.clone()).unwrap();
+    (host, session, surface)
+}
+
+/// server/discover lists every version the host speaks, tools-only
+/// capabilities, the instructions, ttlMs/cacheScope and serverInfo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discover() {
+    let (host, session, _) = setup().await;
+    let r = modern(
+        host.local_addr(),
+        &bearer_of(&session),
+        &modern_body(1, "server/discover", json!({})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json(),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+            "capabilities": {"tools": {}},
+            "instructions": "Use the echo tool.",
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": server_info(),
+        }})
+    );
+}
+
+/// tools/list carries resultType, ttlMs, a private cacheScope and serverInfo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_tools() {
+    let (host, session, _) = setup().await;
+    let r = modern(
+        host.local_addr(),
+        &bearer_of(&session),
+        &modern_body(2, "tools/list", json!({})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let result = &r.json()["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["ttlMs"], 0);
+    assert_eq!(result["cacheScope"], "private");
+    assert_eq!(result["_meta"], server_info());
+    let names: Vec<&str> = result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, TOOL_NAMES);
+}
+
+/// tools/call: success, refusal, failure and unknown tool behave as in the
+/// legacy era (handler errors stay HTTP 200), with the modern envelope on
+/// results; calls_served counts both eras alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_tool_outcomes() {
+    let (host, session, surface) = setup().await;
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    let call = |id, name: &str, args: Value| {
+        modern_body(id, "tools/call", json!({"name": name, "arguments": args}))
+    };
+    let r = modern(addr, &bearer, &call(1, "echo", json!({"text": "modern"}))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json()["result"],
+        json!({"content": [{"type": "text", "text": "modern"}], "resultType": "complete", "_meta": server_info()})
+    );
+    let r = modern(addr, &bearer, &call(2, "refuse", json!({}))).await;
+    let result = &r.json()["result"];
+    assert_eq!(
+        (result["isError"].clone(), result["resultType"].clone()),
+        (json!(true), json!("complete"))
+    );
+    assert_eq!(
+        result["structuredContent"],
+        json!({"quota": 10, "resetsInSeconds": 3600})
+    );
+    let r = modern(addr, &bearer, &call(3, "fail", json!({}))).await;
+    assert_eq!((r.status, r.error_code()), (200, -32603));
+    let r = modern(addr, &bearer, &call(4, "nope", json!({}))).await;
+    assert_eq!((r.status, r.error_code()), (200, -32602));
+    assert_eq!(surface.calls(), 3);
+    assert_eq!(session.calls_served(), 2);
+}
+
+/// Methods outside the modern set — initialize and ping included — are
+/// HTTP 404 with -32601.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_modern_methods_are_404() {
+    let (host, session, _) = setup().await;
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    for method in [
+        "initialize",
+        "ping",
+        "resources/list",
+        "subscriptions/listen",
+        "x",
+    ] {
+        let r = modern(
+            addr,
+            &bearer,
+            &modern_body(1, method, json!({"protocolVersion": "2025-11-25"})),
+        )
+        .await;
+        assert_eq!((r.status, r.error_code()), (404, -32601), "{method}");
+        assert_eq!(r.json()["id"], 1);
+    }
+}
+
+/// The modern checks in the spec's order, each with its status and code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn envelope_check_order() {
+    let (host, session, surface) = setup().await;
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    // 1. An unsupported version wins even with broken headers.
+    let mut body = modern_body(1, "tools/list", json!({}));
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = rpc(addr, &bearer, body).await;
+    assert_eq!((r.status, r.error_code()), (400, -32022));
+    assert_eq!(r.json()["error"]["data"]["requested"], "2099-01-01");
+    let mut body = modern_body(1, "tools/list", json!({}));
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(20260728);
+    assert_eq!(rpc(addr, &bearer, body).await.error_code(), -32022);
+    // 2. Then the headers: none at all is a mismatch.
+    let r = rpc(addr, &bearer, modern_body(2, "tools/list", json!({}))).await;
+    assert_eq!((r.status, r.error_code()), (400, -32020));
+    // 3. Then the other required _meta keys.
+    for capabilities in [None, Some(json!([])), Some(json!("all"))] {
+        let mut body = modern_body(3, "tools/list", json!({}));
+        match capabilities {
+            None => {
+                body["params"]["_meta"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("io.modelcontextprotocol/clientCapabilities");
+            }
+            Some(c) => body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = c,
+        }
+        let r = modern(addr, &bearer, &body).await;
+        assert_eq!((r.status, r.error_code()), (400, -32602), "{body}");
+    }
+    assert_eq!(surface.calls(), 0);
+}
+
+/// Table of header/body mismatches, the base64 form included: each is 400
+/// -32020 and never reaches the surface; each matching form is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_mismatch_table() {
+    struct Unicode;
+    impl ToolSurface for Unicode {
+        async fn list_tools(&self) -> Arc<[Tool]> {
+            vec![Tool::new("echo", "", json!({"type": "object"})).unwrap()].into()
+        }
+        async fn call(&self, _: &str, _: &Value) -> ToolOutcome {
+            ToolOutcome::text("ok")
+        }
+    }
+    let (host, session, surface) = setup().await;
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    let auth = format!("Bearer {bearer}");
+    let body = modern_body(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    )
+    .to_string();
+    // (MCP-Protocol-Version, Mcp-Method, Mcp-Name, served?)
+    type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, bool);
+    let rows: [Row<'_>; 14] = [
+        (Some(V), Some("tools/call"), Some("echo"), true),
+        (
+            Some(V),
+            Some("=?base64?dG9vbHMvY2FsbA==?="),
+            Some("=?base64?ZWNobw==?="),
+            true,
+        ),
+        (
+            Some("=?base64?MjAyNi0wNy0yOA==?="),
+            Some("tools/call"),
+            Some("echo"),
+            true,
+        ),
+        (None, Some("tools/call"), Some("echo"), false),
+        (Some("2025-11-25"), Some("tools/call"), Some("echo"), false),
+        (Some(V), None, Some("echo"), false),
+        (Some(V), Some("tools/list"), Some("echo"), false),
+        (Some(V), Some("TOOLS/CALL"), Some("echo"), false),
+        (Some(V), Some("tools/call"), None, false),
+        (Some(V), Some("tools/call"), Some("refuse"), false),
+        (Some(V), Some("tools/call"), Some("Echo"), false),
+        (
+            Some(V),
+            Some("tools/call"),
+            Some("=?base64?cmVmdXNl?="),
+            false,
+        ),
+        (
+            Some(V),
+            Some("tools/call"),
+            Some("=?base64?ZWNobw=?="),
+            false,
+        ),
+        (Some(V), Some("tools/call"), Some("=?base64?ZWNobw"), false),
+    ];
+    for (version, method, name, served) in rows {
+        let mut headers = vec![("Authorization", auth.as_str())];
+        headers.extend(version.map(|v| ("MCP-Protocol-Version", v)));
+        headers.extend(method.map(|m| ("Mcp-Method", m)));
+        headers.extend(name.map(|n| ("Mcp-Name", n)));
+        let before = surface.calls();
+        let r = send_once(addr, &post_with(addr, &headers, &body)).await;
+        if served {
+            assert_eq!(r.status, 200, "{version:?} {method:?} {name:?}");
+            assert_eq!(surface.calls(), before + 1);
+        } else {
+            assert_eq!(
+                (r.status, r.error_code()),
+                (400, -32020),
+                "{version:?} {method:?} {name:?}"
+            );
+            assert_eq!(surface.calls(), before);
+        }
+    }
+    // A non-ASCII tool name must travel base64-encoded.
+    let unicode_host = support::host().await;
+    let unicode = unicode_host.open_session(Arc::new(Unicode)).unwrap();
+    let body = modern_body(1, "tools/call", json!({"name": "héllo"})).to_string();
+    let auth = format!("Bearer {}", bearer_of(&unicode));
+    let uaddr = unicode_host.local_addr();
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", V),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "=?base64?aMOpbGxv?="),
+    ];
+    let r = send_once(uaddr, &post_with(uaddr, &headers, &body)).await;
+    assert_eq!(
+        (r.status, r.error_code()),
+        (200, -32602),
+        "header matched; the name is simply not a tool"
+    );
+    let mut raw = post_with(uaddr, &headers[..3], &body);
+    let at = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    raw.splice(at..at, b"\r\nMcp-Name: h\xc3\xa9llo".iter().copied());
+    let r = send_once(uaddr, &raw).await;
+    assert_eq!(
+        (r.status, r.error_code()),
+        (400, -32020),
+        "raw UTF-8 in a header is refused"
+    );
+}
+
+/// Both eras interleave on one session's bearer and one connection; tool
+/// semantics, revocation and Host checks are the same in each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eras_interleave_on_one_bearer() {
+    let (host, session, surface) = setup().await;
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    let auth = format!("Bearer {bearer}");
+    let mut conn = Conn::open(addr).await;
+    for i in 0..3 {
+        let legacy = call_body(i, "echo", json!({"text": format!("legacy {i}")})).to_string();
+        let r = conn.send(&post(addr, &bearer, &legacy)).await;
+        assert_eq!(
+            r.json()["result"]["content"][0]["text"],
+            format!("legacy {i}")
+        );
+        assert!(r.json()["result"].get("resultType").is_none());
+        let body = modern_body(
+            i,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": format!("modern {i}")}}),
+        );
+        let headers = [
+            ("Authorization", auth.as_str()),
+            ("MCP-Protocol-Version", V),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "echo"),
+        ];
+        let r = conn
+            .send(&post_with(addr, &headers, &body.to_string()))
+            .await;
+        assert_eq!(
+            r.json()["result"]["content"][0]["text"],
+            format!("modern {i}")
+        );
+        assert_eq!(r.json()["result"]["resultType"], "complete");
+    }
+    assert_eq!((surface.calls(), session.calls_served()), (6, 6));
+    // Host/Origin: 403 before anything, as in the legacy era.
+    let body = modern_body(9, "tools/list", json!({})).to_string();
+    let bad_host = String::from_utf8(post_with(addr, &[("Authorization", &auth)], &body))
+        .unwrap()
+        .replace(&format!("Host: {addr}"), "Host: evil.example");
+    assert_eq!(send_once(addr, bad_host.as_bytes()).await.status, 403);
+    // GET and DELETE: 405, with the modern header too.
+    for method in ["GET", "DELETE"] {
+        let request = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nMCP-Protocol-Version: {V}\r\n\r\n");
+        assert_eq!(send_once(addr, request.as_bytes()).await.status, 405);
+    }
+    // Revocation: 401 in the modern era too.
+    drop(session);
+    let r = modern(addr, &bearer, &modern_body(10, "tools/list", json!({}))).await;
+    assert_eq!(r.status, 401);
+}
+
+/// Closing the connection cancels the call: the tool's future is dropped
+/// promptly, and nothing more is sent for that request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_drops_the_tool_future() {
+    struct Hang {
+        started: tokio::sync::Notify,
+        dropped: Arc<AtomicBool>,
+    }
+    struct SetOnDrop(Arc<AtomicBool>);
+    impl Drop for SetOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    impl ToolSurface for Hang {
+        async fn list_tools(&self) -> Arc<[Tool]> {
+            vec![Tool::new("hang", "", json!({"type": "object"})).unwrap()].into()
+        }
+        async fn call(&self, _: &str, _: &Value) -> ToolOutcome {
+            let _guard = SetOnDrop(self.dropped.clone());
+            self.started.notify_one();
+            std::future::pending::<()>().await;
+            ToolOutcome::text("never")
+        }
+    }
+    let host = host().await;
+    let dropped = Arc::new(AtomicBool::new(false));
+    let surface = Arc::new(Hang {
+        started: tokio::sync::Notify::new(),
+        dropped: dropped.clone(),
+    });
+    let session = host.open_session(surface.clone()).unwrap();
+    let addr = host.local_addr();
+    let auth = format!("Bearer {}", bearer_of(&session));
+    let body = modern_body(1, "tools/call", json!({"name": "hang"})).to_string();
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", V),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "hang"),
+    ];
+    let mut conn = Conn::open(addr).await;
+    let started = surface.started.notified();
+    conn.write(&post_with(addr, &headers, &body)).await;
+    within(started).await;
+    assert!(!dropped.load(Ordering::SeqCst));
+    drop(conn);
+    let mut waited = Duration::ZERO;
+    while !dropped.load(Ordering::SeqCst) {
+        assert!(
+            waited < Duration::from_secs(5),
+            "the tool future was not dropped after the disconnect"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        waited += Duration::from_millis(5);
+    }
+    assert_eq!(session.calls_served(), 0, "a cancelled call is not served");
+}
