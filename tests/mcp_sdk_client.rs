@@ -1,7 +1,13 @@
-//! The official MCP TypeScript SDK (`@modelcontextprotocol/sdk`, pinned in
-//! `tests/sdk-client/package.json`) drives the host: connect (initialize,
-//! initialized, the GET probe), listTools, a call, a refusal, and a call
-//! after the guard was dropped, which must fail with 401.
+//! The official MCP TypeScript SDK clients drive the host: connect, list
+//! tools, a call, a refusal, and a call after the guard was dropped, which
+//! must fail with 401.
+//!
+//! - `tests/sdk-client`: `@modelcontextprotocol/sdk` 1.x, the legacy era
+//!   (initialize, initialized, the GET probe; 2025-11-25).
+//! - `tests/sdk-client-v2`: `@modelcontextprotocol/client` 2.x, which can
+//!   speak 2026-07-28: once pinned to it (`modern`), and once in its
+//!   automatic mode (`auto`: server/discover first, `initialize` if refused;
+//!   this host answers discover, so auto settles on 2026-07-28).
 //!
 //! Needs Node.js. `.ci/run` installs the pinned packages with `npm ci`; when
 //! they are missing this test runs `npm ci` itself, so `cargo test` works on
@@ -18,16 +24,16 @@ use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-fn client_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk-client")
+fn client_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name)
 }
 
 /// Installs the pinned SDK when `node_modules` is absent.
-async fn ensure_installed(dir: &Path) {
-    if dir
-        .join("node_modules/@modelcontextprotocol/sdk/package.json")
-        .exists()
-    {
+async fn ensure_installed(dir: &Path, package: &str) {
+    let installed = dir.join("node_modules").join(package).join("package.json");
+    if installed.exists() {
         return;
     }
     let status = Command::new("npm")
@@ -50,13 +56,55 @@ async fn next_step(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildS
     value
 }
 
-/// The whole TypeScript SDK conversation, with host-side counts checked.
+/// The v1 SDK client, legacy era.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_sdk_client() {
-    let dir = client_dir();
-    tokio::time::timeout(std::time::Duration::from_secs(300), ensure_installed(&dir))
-        .await
-        .expect("npm ci took over 5 minutes");
+async fn typescript_sdk_v1_client() {
+    converse(
+        "sdk-client",
+        "@modelcontextprotocol/sdk",
+        None,
+        "2025-11-25",
+    )
+    .await;
+}
+
+/// The v2 SDK client pinned to 2026-07-28.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_v2_client_modern() {
+    converse(
+        "sdk-client-v2",
+        "@modelcontextprotocol/client",
+        Some("modern"),
+        "2026-07-28",
+    )
+    .await;
+}
+
+/// The v2 SDK client in its automatic mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_v2_client_auto() {
+    converse(
+        "sdk-client-v2",
+        "@modelcontextprotocol/client",
+        Some("auto"),
+        "2026-07-28",
+    )
+    .await;
+}
+
+/// The whole conversation, with host-side counts checked.
+async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str) {
+    let dir = client_dir(client);
+    // Two tests may install the same directory at once; serialize them.
+    static INSTALL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let installing = INSTALL.lock().await;
+    tokio::time::timeout(
+        std::time::Duration::from_secs(300),
+        ensure_installed(&dir, package),
+    )
+    .await
+    .expect("npm ci took over 5 minutes");
+    drop(installing);
     let host = host_with(ToolHostConfig {
         server_name: "dravr".to_owned(),
         ..ToolHostConfig::default()
@@ -66,7 +114,11 @@ async fn typescript_sdk_client() {
     let session = host.open_session(surface.clone()).unwrap();
     let servers = session.mcp_servers();
     let entry = &servers.entries()[0];
-    let mut child = Command::new("node")
+    let mut command = Command::new("node");
+    if let Some(mode) = mode {
+        command.env("MCP_MODE", mode);
+    }
+    let mut child = command
         .arg("client.mjs")
         .current_dir(&dir)
         .env("MCP_URL", entry.url())
@@ -82,11 +134,17 @@ async fn typescript_sdk_client() {
 
     let connected = next_step(&mut lines).await;
     assert_eq!(connected["step"], "connected");
-    assert_eq!(connected["protocolVersion"], "2025-11-25");
+    assert_eq!(connected["protocolVersion"], version);
+    if mode.is_some() {
+        assert_eq!(connected["era"], "modern");
+    }
     assert_eq!(connected["serverName"], "dravr");
+    let capabilities = &connected["capabilities"];
+    assert!(capabilities["tools"].is_object(), "{capabilities}");
     assert_eq!(
-        connected["capabilities"],
-        json!({"tools": {"listChanged": false}})
+        capabilities.as_object().unwrap().len(),
+        1,
+        "tools only: {capabilities}"
     );
 
     let tools = next_step(&mut lines).await;

@@ -1,0 +1,135 @@
+// Drives a running MCP host with the TypeScript SDK v2 client
+// (@modelcontextprotocol/client) so the Rust integration tests can check
+// that the stateless 2026-07-28 revision, and the fallback from it to the
+// legacy initialize handshake, interoperate with a real third-party client.
+//
+// Inputs (environment):
+//   MCP_URL     endpoint, e.g. http://127.0.0.1:PORT/mcp
+//   MCP_BEARER  bearer token text (without the "Bearer " prefix)
+//   MCP_MODE    "modern": pinned to 2026-07-28, no fallback (connect fails
+//                         unless server/discover offers that revision)
+//               "auto":   server/discover first, legacy initialize if the
+//                         server gives no modern evidence
+//
+// Output: one JSON object per line on stdout, each tagged with "step", so the
+// Rust side can parse and assert on real values. Diagnostics go to stderr.
+// Exit codes: 0 = all steps ran, 1 = unexpected failure, 2 = global timeout.
+
+import { createInterface } from "node:readline";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+const emit = (obj) => console.log(JSON.stringify(obj));
+
+function fail(message, code) {
+  emit({ step: "error", message });
+  process.exit(code);
+}
+
+// Never hang the Rust test: give up after 30 s whatever we are waiting on.
+const watchdog = setTimeout(() => fail("timeout", 2), 30_000);
+
+const url = process.env.MCP_URL;
+const bearer = process.env.MCP_BEARER;
+const mode = process.env.MCP_MODE;
+if (!url || bearer === undefined) fail("MCP_URL and MCP_BEARER must be set", 1);
+if (mode !== "modern" && mode !== "auto") fail('MCP_MODE must be "modern" or "auto"', 1);
+
+// The v2 client's knob is ClientOptions.versionNegotiation.mode:
+// 'legacy' (the default, plain initialize), 'auto', or { pin: '<revision>' }.
+const versionNegotiation = mode === "modern" ? { mode: { pin: "2026-07-28" } } : { mode: "auto" };
+
+// Static bearer header on every request (discover/initialize, every POST,
+// GET probe, DELETE). requestInit headers are sent as given unless an
+// authProvider yields a token; no authProvider is used, so a 401 is not
+// retried and surfaces as an error carrying the HTTP status.
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: "Bearer " + bearer } },
+});
+const client = new Client(
+  { name: "mcp-host-sdk-v2-test-client", version: "0.0.0" },
+  { capabilities: {}, versionNegotiation },
+);
+
+// Background transport errors never reject a request by themselves; log
+// them to stderr so a failing test has something to show.
+client.onerror = (err) => console.error("transport error:", err?.message ?? err);
+
+// Resolves with the first line on stdin; rejects if stdin closes first.
+function readLine() {
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: process.stdin });
+    let got = false;
+    rl.once("line", (line) => { got = true; rl.close(); resolve(line); });
+    rl.once("close", () => { if (!got) reject(new Error("stdin closed before revoke signal")); });
+  });
+}
+
+try {
+  // a. modern: server/discover only (no initialize, no session).
+  //    auto: server/discover, then initialize + initialized if refused.
+  //    Shows which era and revision the SDK settled on.
+  await client.connect(transport);
+  emit({
+    step: "connected",
+    mode,
+    era: client.getProtocolEra() ?? null,
+    protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
+    serverName: client.getServerVersion()?.name ?? null,
+    capabilities: client.getServerCapabilities() ?? null,
+  });
+
+  // b. tools/list: the SDK must accept the host's tool descriptors (and, on
+  //    2026-07-28, its resultType/ttlMs/cacheScope fields).
+  const { tools } = await client.listTools();
+  emit({ step: "tools", names: tools.map((t) => t.name) });
+
+  // c. A successful call round-trips arguments and content.
+  const echo = await client.callTool({ name: "echo", arguments: { text: "hello from the ts sdk" } });
+  emit({ step: "echo", isError: echo.isError ?? false, content: echo.content });
+
+  // d. A refused call must come back as a tool result with isError, not a
+  //    protocol error (a protocol error would throw and land in the catch).
+  const refuse = await client.callTool({ name: "refuse", arguments: {} });
+  emit({
+    step: "refuse",
+    isError: refuse.isError ?? false,
+    content: refuse.content,
+    structuredContent: refuse.structuredContent ?? null,
+  });
+} catch (err) {
+  fail(String(err?.message ?? err), 1);
+}
+
+// e. Hand control to the Rust test, which revokes the token and then writes
+//    one line to our stdin.
+emit({ step: "ready_to_revoke" });
+try {
+  await readLine();
+} catch (err) {
+  fail(String(err.message), 1);
+}
+
+// f. The same call must now be rejected at the HTTP layer (401). Without an
+//    authProvider the SDK throws an SdkHttpError whose .status is the HTTP
+//    status (its .code is a string SdkErrorCode, reported as sdkCode).
+try {
+  await client.callTool({ name: "echo", arguments: { text: "hello from the ts sdk" } });
+  emit({ step: "after_revoke", failed: false });
+} catch (err) {
+  emit({
+    step: "after_revoke",
+    failed: true,
+    message: String(err?.message ?? err),
+    code: err?.status ?? err?.data?.status ?? null,
+    sdkCode: err?.code ?? null,
+  });
+}
+
+// g. Tidy up. terminateSession() sends DELETE only when a legacy session id
+//    exists (auto mode after fallback); the host may answer 401 or 405, so
+//    errors here are ignored.
+try { await transport.terminateSession(); } catch { /* expected after revoke */ }
+try { await client.close(); } catch { /* nothing useful to report */ }
+clearTimeout(watchdog);
+emit({ step: "done" });
+process.exit(0);
