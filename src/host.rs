@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
+use crate::in_flight::InFlightCalls;
 use crate::mcp::ServerInfo;
 use crate::race::{race, First};
 use crate::revocation::RevocationSlab;
@@ -84,6 +85,15 @@ pub struct ToolHostConfig {
     /// it. Slots are allocated as sessions open, so a high limit costs
     /// nothing until used. Default 1,048,576.
     pub max_sessions: u32,
+    /// Longest a tool call may run. A call past it is cancelled (its future
+    /// dropped, its [`CancelSignal`](crate::CancelSignal) raised) and
+    /// answered with JSON-RPC `-32603` naming the limit. `None` disables
+    /// the limit. Default 5 minutes.
+    pub call_timeout: Option<Duration>,
+    /// On an SSE response, the silence after which a `:` keep-alive comment
+    /// is sent, so proxies and clients do not give up on a slow tool.
+    /// Default 15 seconds.
+    pub sse_keep_alive: Duration,
 }
 
 impl Default for ToolHostConfig {
@@ -99,6 +109,8 @@ impl Default for ToolHostConfig {
             header_read_timeout: Duration::from_secs(10),
             max_connections: 256,
             max_sessions: 1 << 20,
+            call_timeout: Some(Duration::from_secs(300)),
+            sse_keep_alive: Duration::from_secs(15),
         }
     }
 }
@@ -157,6 +169,10 @@ pub(crate) struct Shared {
     /// Accepted `Origin` values, lower case.
     allowed_origins: Vec<String>,
     pub(crate) max_body_bytes: usize,
+    pub(crate) call_timeout: Option<Duration>,
+    pub(crate) sse_keep_alive: Duration,
+    /// Tool calls running right now, across sessions.
+    pub(crate) in_flight: AtomicUsize,
     next_session_id: AtomicU64,
 }
 
@@ -294,6 +310,9 @@ impl ToolHost {
                 .map(|o| o.to_ascii_lowercase())
                 .collect(),
             max_body_bytes: config.max_body_bytes,
+            call_timeout: config.call_timeout,
+            sse_keep_alive: config.sse_keep_alive,
+            in_flight: AtomicUsize::new(0),
             next_session_id: AtomicU64::new(1),
         });
         let (stop_tx, stop_rx) = watch::channel(Stop::Running);
@@ -345,6 +364,7 @@ impl ToolHost {
             surface,
             calls_served: AtomicU64::new(0),
             id: SessionId(shared.next_session_id.fetch_add(1, Ordering::Relaxed)),
+            in_flight: InFlightCalls::default(),
         });
         let bearer = shared
             .slab
@@ -357,6 +377,13 @@ impl ToolHost {
     /// is a leaked guard.
     pub fn open_sessions(&self) -> usize {
         self.inner.shared.slab.live()
+    }
+
+    /// Tool calls running right now, across all sessions: dispatched to a
+    /// surface and neither answered nor cancelled yet. Zero when the host is
+    /// idle; a count that stays up after shutdown would be a leak.
+    pub fn calls_in_flight(&self) -> usize {
+        self.inner.shared.in_flight.load(Ordering::Relaxed)
     }
 
     /// Stops the host now: stops accepting, closes every connection

@@ -63,8 +63,11 @@ pub(crate) struct Request {
 pub(crate) enum Message {
     Request(Request),
     /// A method without an id: never answered, not even with an error.
-    /// (The method is not kept: no notification has an effect yet.)
-    Notification,
+    /// `params` is `None` unless it was an object.
+    Notification {
+        method: String,
+        params: Option<Map<String, Value>>,
+    },
     /// A client's response (`result` or `error` with an id): accepted, ignored.
     Response,
     /// Not a valid JSON-RPC message. `id` is the message's id when it was
@@ -111,7 +114,11 @@ pub(crate) fn classify(value: Value) -> Message {
         }
     };
     let Some(id) = id else {
-        return Message::Notification;
+        let params = match object.remove("params") {
+            Some(Value::Object(params)) => Some(params),
+            _ => None,
+        };
+        return Message::Notification { method, params };
     };
     let params = match object.remove("params") {
         None => None,
@@ -185,7 +192,7 @@ mod tests {
     fn kind(value: Value) -> (String, Option<Value>, Option<i32>) {
         match classify(value) {
             Message::Request(r) => ("request".into(), Some(r.id), None),
-            Message::Notification => ("notification".into(), None, None),
+            Message::Notification { .. } => ("notification".into(), None, None),
             Message::Response => ("response".into(), None, None),
             Message::Invalid { id, error } => ("invalid".into(), id, Some(error.code)),
         }

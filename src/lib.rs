@@ -74,21 +74,25 @@
 
 mod base64;
 mod bearer;
+mod call;
 mod era;
 mod error;
 mod host;
+mod in_flight;
 mod jsonrpc;
 mod mcp;
 mod outcome;
 mod race;
 mod revocation;
 mod session;
+mod sse;
 mod static_surface;
 mod surface;
 mod tool;
 mod transport;
 mod unwind;
 
+pub use call::{CancelSignal, Progress, ToolCall};
 pub use error::Error;
 pub use host::{ToolHost, ToolHostConfig};
 pub use outcome::ToolOutcome;

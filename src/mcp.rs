@@ -22,11 +22,17 @@
 
 use serde_json::{Map, Value};
 
+use std::sync::atomic::Ordering;
+
+use crate::call::{CancelSignal, Progress, ToolCall};
 use crate::era::{self, EnvelopeHeaders, Era};
+use crate::in_flight::InFlight;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Request};
+use crate::race::{race, First};
 use crate::session::Lease;
+use crate::sse::SseCall;
 use crate::tool::is_valid_name;
-use crate::unwind::CatchUnwind;
+use crate::unwind::{CatchUnwind, Panicked};
 
 /// What the server says about itself at `initialize` and `server/discover`.
 #[derive(Debug, Clone)]
@@ -70,27 +76,31 @@ pub(crate) enum ReplyClass {
 }
 
 /// The dispatcher's answer to one POST body.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    pub(crate) class: ReplyClass,
-    pub(crate) body: Vec<u8>,
+pub(crate) enum Reply {
+    /// A complete body of the given class.
+    Complete { class: ReplyClass, body: Vec<u8> },
+    /// A `tools/call` whose progress the client asked to follow: the
+    /// response is an SSE stream that runs the call.
+    Stream(Box<SseCall>),
 }
 
 impl Reply {
     fn new(class: ReplyClass, body: Vec<u8>) -> Self {
-        Self { class, body }
+        Self::Complete { class, body }
     }
 }
 
+/// What the transport knows about the request besides its body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestContext<'a> {
+    /// The raw MCP headers.
+    pub(crate) headers: EnvelopeHeaders<'a>,
+    /// Whether `Accept` names `text/event-stream`, so a call may stream.
+    pub(crate) accepts_sse: bool,
+}
+
 /// Handles one POST body for the session behind `lease`.
-///
-/// `headers` are the raw MCP headers of the request.
-pub(crate) async fn dispatch(
-    lease: &Lease,
-    info: &ServerInfo,
-    headers: &EnvelopeHeaders<'_>,
-    body: &[u8],
-) -> Reply {
+pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     let mut out = Vec::with_capacity(256);
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -101,8 +111,9 @@ pub(crate) async fn dispatch(
         }
     };
     match value {
-        Value::Array(batch) => dispatch_batch(lease, info, headers, batch, out).await,
-        single => match handle_message(lease, info, headers, single, false, &mut out).await {
+        Value::Array(batch) => dispatch_batch(lease, &request.headers, batch, out).await,
+        single => match handle_message(lease, request, single, false, &mut out).await {
+            Handled::Stream(call) => Reply::Stream(call),
             Handled::Answered => Reply::new(ReplyClass::Answer, out),
             Handled::Rejected => Reply::new(ReplyClass::Malformed, out),
             Handled::NotFound => Reply::new(ReplyClass::NotFound, out),
@@ -116,11 +127,15 @@ pub(crate) async fn dispatch(
 /// into one array (none for notifications).
 async fn dispatch_batch(
     lease: &Lease,
-    info: &ServerInfo,
     headers: &EnvelopeHeaders<'_>,
     batch: Vec<Value>,
     mut out: Vec<u8>,
 ) -> Reply {
+    // Batch members never stream: their responses share one JSON array.
+    let request = RequestContext {
+        headers: *headers,
+        accepts_sse: false,
+    };
     if !era::allows_batch(headers.protocol_version) {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
@@ -141,8 +156,8 @@ async fn dispatch_batch(
         if before > opened {
             out.push(b',');
         }
-        match handle_message(lease, info, headers, member, true, &mut out).await {
-            Handled::Answered | Handled::Rejected | Handled::NotFound => {}
+        match handle_message(lease, &request, member, true, &mut out).await {
+            Handled::Answered | Handled::Rejected | Handled::NotFound | Handled::Stream(_) => {}
             Handled::Silent => out.truncate(before),
             Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
         }
@@ -166,25 +181,33 @@ enum Handled {
     Silent,
     /// The bearer was revoked mid-request; nothing is written.
     Revoked,
+    /// A call to run on an SSE stream; nothing is written.
+    Stream(Box<SseCall>),
 }
 
 async fn handle_message(
     lease: &Lease,
-    info: &ServerInfo,
-    headers: &EnvelopeHeaders<'_>,
+    context: &RequestContext<'_>,
     value: Value,
     in_batch: bool,
     out: &mut Vec<u8>,
 ) -> Handled {
+    let info = &lease.shared.info;
     let request = match jsonrpc::classify(value) {
         Message::Request(request) => request,
-        Message::Notification | Message::Response => return Handled::Silent,
+        Message::Notification { method, params } => {
+            if method == "notifications/cancelled" {
+                cancel_request(lease, params.as_ref());
+            }
+            return Handled::Silent;
+        }
+        Message::Response => return Handled::Silent,
         Message::Invalid { id, error } => {
             jsonrpc::write_error(out, id.as_ref(), &error);
             return Handled::Rejected;
         }
     };
-    let era = match era::classify(headers, &request.method, request.params.as_ref()) {
+    let era = match era::classify(&context.headers, &request.method, request.params.as_ref()) {
         Ok(era) => era,
         Err(error) => {
             jsonrpc::write_error(out, Some(&request.id), &error);
@@ -213,19 +236,10 @@ async fn handle_message(
                 seal_modern(out, info, true);
             }
         }),
-        (_, "tools/call") => match call_tool(lease, params, modern, out).await {
-            Err(Refusal::Revoked) => {
-                out.truncate(start);
-                return Handled::Revoked;
-            }
-            Err(Refusal::Error(error)) => Err(error),
-            Ok(()) => {
-                if modern {
-                    seal_modern(out, info, false);
-                }
-                Ok(())
-            }
-        },
+        (_, "tools/call") => {
+            out.truncate(start);
+            return tools_call(lease, context, id, params, modern, in_batch, out).await;
+        }
         (_, _) => {
             out.truncate(start);
             let error = ErrorObject::new(
@@ -343,38 +357,85 @@ async fn list_tools(
     Ok(())
 }
 
-/// Why `tools/call` produced no result.
-enum Refusal {
-    /// A JSON-RPC error for the client.
-    Error(ErrorObject),
-    /// The bearer died before the call could run.
-    Revoked,
-}
-
-impl From<ErrorObject> for Refusal {
-    fn from(error: ErrorObject) -> Self {
-        Self::Error(error)
+/// `tools/call`: check the shape and whether the tool is visible *now*;
+/// then run it inline (a JSON response) or, when the client sent a
+/// `progressToken` and accepts SSE, on a stream that carries its progress.
+/// Writes a complete response (or nothing, for `Stream` and `Revoked`).
+async fn tools_call(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    id: Value,
+    params: Option<Map<String, Value>>,
+    modern: bool,
+    in_batch: bool,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let call = match check_call(lease, params).await {
+        Ok(call) => call,
+        Err(error) => {
+            jsonrpc::write_error(out, Some(&id), &error);
+            return Handled::Answered;
+        }
+    };
+    // Checked here too, so a revoked bearer is a 401 before any stream starts.
+    if !lease.is_live() {
+        return Handled::Revoked;
+    }
+    if let Some(token) = call
+        .progress_token
+        .clone()
+        .filter(|_| context.accepts_sse && !in_batch)
+    {
+        let progress = Progress::for_token(token);
+        let state = progress.state.clone().expect("a token enables progress");
+        let keep_alive = lease.shared.sse_keep_alive;
+        let lease = lease.clone();
+        let stream = async move {
+            let mut out = Vec::with_capacity(256);
+            match run_call(&lease, &id, &call, modern, &progress, &mut out).await {
+                CallEnd::Answered => Some(out),
+                // The response head is already sent: say it in the stream.
+                CallEnd::Revoked => {
+                    let error = ErrorObject::new(code::INVALID_REQUEST, "the session was revoked");
+                    jsonrpc::write_error(&mut out, Some(&id), &error);
+                    Some(out)
+                }
+                CallEnd::Cancelled => None,
+            }
+        };
+        return Handled::Stream(Box::new(SseCall::new(Box::pin(stream), state, keep_alive)));
+    }
+    match run_call(lease, &id, &call, modern, &Progress::default(), out).await {
+        CallEnd::Answered => Handled::Answered,
+        CallEnd::Revoked => Handled::Revoked,
+        CallEnd::Cancelled => {
+            // MCP says a cancelled request SHOULD get no response, but an
+            // HTTP request needs one; the client has forgotten the id and
+            // ignores it.
+            let error = ErrorObject::new(code::INTERNAL_ERROR, "Request cancelled");
+            jsonrpc::write_error(out, Some(&id), &error);
+            Handled::Answered
+        }
     }
 }
 
-/// `tools/call`: check the shape, ask the surface whether the tool is
-/// visible *now*, re-check the bearer, run the tool, count it.
-async fn call_tool(
+/// A `tools/call` that passed its shape and visibility checks.
+struct CheckedCall {
+    name: String,
+    arguments: Value,
+    progress_token: Option<Value>,
+}
+
+async fn check_call(
     lease: &Lease,
     params: Option<Map<String, Value>>,
-    modern: bool,
-    out: &mut Vec<u8>,
-) -> Result<(), Refusal> {
+) -> Result<CheckedCall, ErrorObject> {
     let mut params = params.unwrap_or_default();
-    let name = match params.remove("name") {
-        Some(Value::String(name)) => name,
-        _ => {
-            return Err(ErrorObject::new(
-                code::INVALID_PARAMS,
-                "tools/call needs params.name, a string",
-            )
-            .into())
-        }
+    let Some(Value::String(name)) = params.remove("name") else {
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            "tools/call needs params.name, a string",
+        ));
     };
     // Absent or null arguments mean no arguments.
     let arguments = match params.remove("arguments") {
@@ -384,48 +445,131 @@ async fn call_tool(
             return Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 "tools/call params.arguments must be an object",
-            )
-            .into())
+            ))
         }
     };
-    let surface = &lease.session.surface;
+    // A progress token is a string or an integer; anything else is ignored.
+    let progress_token = params
+        .get_mut("_meta")
+        .and_then(|meta| meta.as_object_mut())
+        .and_then(|meta| meta.remove("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     // A name outside the MCP rule can't be one of the surface's tools
     // (`Tool::new` refuses it), so don't ask; and don't echo it back.
-    let visible = is_valid_name(&name)
-        && CatchUnwind::new(surface.is_visible(&name))
-            .await
-            .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked"))?;
-    if !visible {
-        let message = if is_valid_name(&name) {
-            format!("Unknown tool: {name}")
-        } else {
-            "Unknown tool".to_owned()
-        };
-        return Err(ErrorObject::new(code::INVALID_PARAMS, message).into());
+    if !is_valid_name(&name) {
+        return Err(ErrorObject::new(code::INVALID_PARAMS, "Unknown tool"));
     }
+    let visible = CatchUnwind::new(lease.session.surface.is_visible(&name))
+        .await
+        .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked"))?;
+    if !visible {
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!("Unknown tool: {name}"),
+        ));
+    }
+    Ok(CheckedCall {
+        name,
+        arguments,
+        progress_token,
+    })
+}
+
+/// How running a call ended.
+enum CallEnd {
+    /// A complete response (result or error) was written.
+    Answered,
+    /// The bearer died before the surface could be invoked; nothing written.
+    Revoked,
+    /// The call was cancelled (by the client or by revocation); nothing written.
+    Cancelled,
+}
+
+/// Runs a checked call: registers it as in flight, re-checks the bearer,
+/// invokes the surface under the call's cancellation signal and time limit,
+/// counts it, and writes the response.
+async fn run_call(
+    lease: &Lease,
+    id: &Value,
+    call: &CheckedCall,
+    modern: bool,
+    progress: &Progress,
+    out: &mut Vec<u8>,
+) -> CallEnd {
+    let signal = CancelSignal::default();
+    // Registered before the liveness check, so a revocation either fails
+    // that check or finds this call to cancel (see `ToolSession`'s drop).
+    let in_flight = InFlight::register(lease, id.clone(), signal.clone());
     // The last check before the surface runs (revocation invariant I3): a
     // drop that returned before this load is seen here.
     if !lease.is_live() {
-        return Err(Refusal::Revoked);
+        return CallEnd::Revoked;
     }
-    let outcome = CatchUnwind::new(surface.call(&name, &arguments))
-        .await
-        .map_err(|_| ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} panicked")))?;
+    let context = ToolCall {
+        name: &call.name,
+        arguments: &call.arguments,
+        progress,
+        cancel: &signal,
+    };
+    let invocation = CatchUnwind::new(lease.session.surface.call_with(context));
+    let limit = lease.shared.call_timeout;
+    let deadline = async move {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    let name = &call.name;
+    let outcome = match race(invocation, race(signal.cancelled(), deadline)).await {
+        First::Left(Ok(outcome)) => outcome,
+        First::Left(Err(Panicked)) => {
+            let error = ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} panicked"));
+            jsonrpc::write_error(out, Some(id), &error);
+            return CallEnd::Answered;
+        }
+        First::Right(First::Left(())) => return CallEnd::Cancelled,
+        First::Right(First::Right(())) => {
+            let limit = limit.unwrap_or_default();
+            let error = ErrorObject::new(
+                code::INTERNAL_ERROR,
+                format!("tool {name} exceeded the call time limit of {limit:?}"),
+            )
+            .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}));
+            jsonrpc::write_error(out, Some(id), &error);
+            return CallEnd::Answered;
+        }
+    };
+    in_flight.finish();
+    let start = jsonrpc::open_result(out, id);
     // 2026-07-28 lets structuredContent be any JSON value; earlier
     // revisions only an object.
     match outcome.write_result(out, modern) {
         Ok(()) => {
-            lease
-                .session
-                .calls_served
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok(())
+            lease.session.calls_served.fetch_add(1, Ordering::Relaxed);
+            if modern {
+                seal_modern(out, &lease.shared.info, false);
+            }
+            jsonrpc::close_result(out);
         }
-        Err(message) => Err(ErrorObject::new(
-            code::INTERNAL_ERROR,
-            format!("tool {name} failed: {message}"),
-        )
-        .into()),
+        Err(message) => {
+            let error = ErrorObject::new(
+                code::INTERNAL_ERROR,
+                format!("tool {name} failed: {message}"),
+            );
+            out.truncate(start);
+            jsonrpc::write_error(out, Some(id), &error);
+        }
+    }
+    CallEnd::Answered
+}
+
+/// `notifications/cancelled`: cancel the session's call with that request
+/// id, if it is in flight. Unknown, finished or malformed cancellations are
+/// ignored, as MCP asks.
+fn cancel_request(lease: &Lease, params: Option<&Map<String, Value>>) {
+    let id = params.and_then(|p| p.get("requestId"));
+    if let Some(id) = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64()) {
+        lease.session.in_flight.cancel(id);
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::bearer::Bearer;
 use crate::host::Shared;
+use crate::in_flight::InFlightCalls;
 use crate::revocation::SlotRef;
 use crate::surface::DynSurface;
 
@@ -15,11 +16,13 @@ pub(crate) struct SessionState {
     pub(crate) surface: Arc<dyn DynSurface>,
     pub(crate) calls_served: AtomicU64,
     pub(crate) id: SessionId,
+    pub(crate) in_flight: InFlightCalls,
 }
 
 /// A request's hold on a session: its state, and the means to re-check
 /// that its bearer is still live. `mcp.rs` sees sessions only through this,
 /// never a bearer.
+#[derive(Clone)]
 pub(crate) struct Lease {
     pub(crate) session: Arc<SessionState>,
     pub(crate) shared: Arc<Shared>,
@@ -54,11 +57,16 @@ impl fmt::Display for SessionId {
 ///
 /// **Dropping the guard revokes the bearer at that instant**, in one atomic
 /// step that never waits: once `drop` has returned, every request with the
-/// bearer gets 401 and no new call reaches the surface. A call already
-/// admitted a moment before the drop (it passed the final liveness check
-/// just before the surface was invoked) may still be running; the guard does
-/// not wait for it. The surface itself is released by the drop too, unless
-/// such a call still holds it.
+/// bearer gets 401 and no new call reaches the surface.
+///
+/// **It also cancels the session's calls in flight**: their futures are
+/// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and each
+/// is answered with a JSON-RPC error (or, on an SSE stream, nothing more).
+/// That is what "no live credential for an orphaned agent" means for work
+/// already started. The drop does not wait for them to stop: a call admitted
+/// an instant before the drop may still be inside the surface when `drop`
+/// returns, and stops at its next `.await`. The surface itself is released
+/// once those calls have let go of it.
 ///
 /// `ToolSession` is deliberately not `Clone`: dropping it *is* the
 /// revocation, so there must be exactly one. Its `Debug` never prints the
@@ -138,10 +146,21 @@ impl ToolSession {
 
 impl Drop for ToolSession {
     fn drop(&mut self) {
+        // First the revocation, one atomic step: from here on no request is
+        // admitted. Then the calls already running are told to stop.
         self.shared.slab.revoke(SlotRef {
             slot: self.bearer.slot,
             generation: self.bearer.generation,
         });
+        self.state.in_flight.cancel_all();
+    }
+}
+
+impl fmt::Debug for Lease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lease")
+            .field("session", &self.session.id)
+            .finish_non_exhaustive()
     }
 }
 

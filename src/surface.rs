@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::{Tool, ToolOutcome};
+use crate::{Tool, ToolCall, ToolOutcome};
 
 /// The tools one session offers, and how to run them.
 ///
@@ -98,6 +98,18 @@ pub trait ToolSurface: Send + Sync + 'static {
     /// errors reported that way, not as protocol errors).
     fn call(&self, name: &str, arguments: &Value) -> impl Future<Output = ToolOutcome> + Send;
 
+    /// Runs a call with its full context: progress reporting and the
+    /// cancellation signal (see [`ToolCall`]). This is what the host
+    /// invokes; the default forwards to [`call`](Self::call), so plain
+    /// surfaces need not know it exists.
+    ///
+    /// The host cancels a call — the client's `notifications/cancelled`,
+    /// a closed stream or connection, the session's guard dropped, the call's
+    /// time limit — by dropping this future at its next `.await`.
+    fn call_with(&self, call: ToolCall<'_>) -> impl Future<Output = ToolOutcome> + Send {
+        self.call(call.name(), call.arguments())
+    }
+
     /// Whether `name` is callable right now; asked before every `call`.
     ///
     /// The default lists the tools and looks for the name, which is what
@@ -118,7 +130,7 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub(crate) trait DynSurface: Send + Sync {
     fn list_tools(&self) -> BoxFuture<'_, Arc<[Tool]>>;
     fn is_visible<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool>;
-    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome>;
+    fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome>;
 }
 
 impl<S: ToolSurface> DynSurface for S {
@@ -130,7 +142,7 @@ impl<S: ToolSurface> DynSurface for S {
         Box::pin(ToolSurface::is_visible(self, name))
     }
 
-    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(ToolSurface::call(self, name, arguments))
+    fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(ToolSurface::call_with(self, call))
     }
 }

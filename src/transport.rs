@@ -26,7 +26,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -35,13 +35,13 @@ use crate::bearer::Bearer;
 use crate::era::EnvelopeHeaders;
 use crate::host::Shared;
 use crate::jsonrpc::{self, code, ErrorObject};
-use crate::mcp::{self, ReplyClass};
+use crate::mcp::{self, Reply, ReplyClass, RequestContext};
 use crate::revocation::SlotRef;
 use crate::session::Lease;
+use crate::sse::{ResponseBody, SseCall};
 
-/// The response body type. Private, so it can become a streaming body later
-/// without touching anything public.
-pub(crate) type Body = Full<Bytes>;
+/// The response body type: complete JSON, or an SSE stream (see `sse.rs`).
+pub(crate) type Body = ResponseBody;
 
 /// The one MCP endpoint.
 pub(crate) const ENDPOINT: &str = "/mcp";
@@ -103,15 +103,22 @@ async fn serve_checked(
         method: raw("mcp-method"),
         name: raw("mcp-name"),
     };
-    let reply = mcp::dispatch(&lease, &shared.info, &envelope, &body).await;
-    let status = match reply.class {
+    let context = RequestContext {
+        headers: envelope,
+        accepts_sse: accepts_event_stream(&parts.headers),
+    };
+    let (class, body) = match mcp::dispatch(&lease, &context, &body).await {
+        Reply::Complete { class, body } => (class, body),
+        Reply::Stream(call) => return Ok(event_stream(call)),
+    };
+    let status = match class {
         ReplyClass::Answer => StatusCode::OK,
         ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
         ReplyClass::Malformed => StatusCode::BAD_REQUEST,
         ReplyClass::NotFound => StatusCode::NOT_FOUND,
         ReplyClass::Revoked => return Err(Rejection::Unauthorized),
     };
-    Ok(json(status, reply.body))
+    Ok(json(status, body))
 }
 
 /// Step 3: one well-formed, live bearer, or nothing.
@@ -163,6 +170,22 @@ fn accepts_json(headers: &HeaderMap) -> bool {
         }
     }
     !present
+}
+
+/// Whether `Accept` names `text/event-stream` explicitly: only then may a
+/// call's response be a stream (a wildcard is not taken as a promise to
+/// parse SSE).
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    headers.get_all(header::ACCEPT).iter().any(|value| {
+        value.as_bytes().split(|&b| b == b',').any(|entry| {
+            let range = entry
+                .split(|&b| b == b';')
+                .next()
+                .unwrap_or(&[])
+                .trim_ascii();
+            range.eq_ignore_ascii_case(b"text/event-stream")
+        })
+    })
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<u64> {
@@ -247,7 +270,7 @@ impl Rejection {
 }
 
 fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = Response::new(ResponseBody::full(body));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -256,8 +279,22 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
     response
 }
 
+/// A 200 SSE response that runs `call` as it is read.
+fn event_stream(call: Box<SseCall>) -> Response<Body> {
+    let mut response = Response::new(ResponseBody::Sse(call));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Tell buffering proxies (nginx) to pass each event on at once.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
 fn empty(status: StatusCode) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::new()));
+    let mut response = Response::new(ResponseBody::full(Bytes::new()));
     *response.status_mut() = status;
     response
 }

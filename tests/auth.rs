@@ -162,10 +162,12 @@ async fn drop_releases_surface() {
     assert_eq!(Arc::strong_count(&surface), 1);
 }
 
-/// A call blocked inside the surface when the guard drops finishes (it was
-/// admitted before the drop), but a call arriving after the drop gets 401.
+/// Dropping the guard cancels the session's call in flight: the call blocked
+/// inside the surface is answered with a cancellation error (not its
+/// result, even once the surface would have finished), the host's in-flight
+/// count returns to zero, and a call arriving after the drop gets 401.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_flight_call_admitted_before_drop_completes() {
+async fn drop_cancels_in_flight_calls() {
     let host = host().await;
     let surface = RecordingSurface::new();
     let session = host.open_session(surface.clone()).unwrap();
@@ -177,12 +179,15 @@ async fn in_flight_call_admitted_before_drop_completes() {
         tokio::spawn(async move { rpc(addr, &bearer, call_body(1, "slow", json!({}))).await })
     };
     within(started).await;
+    assert_eq!(host.calls_in_flight(), 1);
     drop(session);
+    let r = within(slow).await.unwrap();
+    assert_eq!((r.status, r.error_code()), (200, -32603));
+    assert_eq!(r.json()["error"]["message"], "Request cancelled");
+    assert_eq!(host.calls_in_flight(), 0);
+    surface.slow_release.add_permits(1);
     let r = rpc(addr, &bearer, call_body(2, "echo", json!({"text": "late"}))).await;
     assert_eq!(r.status, 401);
-    surface.slow_release.add_permits(1);
-    let r = within(slow).await.unwrap();
-    assert_eq!(r.json()["result"]["content"][0]["text"], "slow done");
     assert_eq!(surface.seen.lock().unwrap().as_slice(), ["slow"]);
 }
 

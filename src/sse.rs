@@ -1,0 +1,210 @@
+//! Response bodies: a plain JSON body, or an SSE stream that *drives* a
+//! tool call and carries its progress.
+//!
+//! The stream owns the call's future and polls it from the body's
+//! `poll_frame`, so the call lives exactly as long as the response: when
+//! the client closes the stream or the connection, hyper drops the body,
+//! which drops the tool's future — the cancellation MCP 2026-07-28 defines —
+//! and nothing more is sent for that request.
+//!
+//! Event order on the wire: `notifications/progress` events (strictly
+//! increasing, at most one per [`PROGRESS_INTERVAL`], the latest when reports
+//! come faster), `:` keep-alive comments after each `keep_alive` of silence,
+//! then one final JSON-RPC response, then the end of the stream.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper::body::{Body, Bytes, Frame, SizeHint};
+use serde_json::{json, Value};
+use tokio::time::{Instant, Sleep};
+
+use crate::call::{ProgressReport, ProgressState};
+use crate::surface::BoxFuture;
+
+/// Least time between two progress events on one stream.
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
+
+/// The body of every response the host sends.
+pub(crate) enum ResponseBody {
+    /// A complete body (JSON, or empty); `None` once sent.
+    Full(Option<Bytes>),
+    /// An SSE stream driving one tool call.
+    Sse(Box<SseCall>),
+}
+
+impl ResponseBody {
+    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
+        let bytes = bytes.into();
+        Self::Full((!bytes.is_empty()).then_some(bytes))
+    }
+}
+
+/// One streamed tool call: its future (which yields the final response, or
+/// `None` when the call was cancelled and nothing more may be sent), its
+/// progress reports and its timers.
+pub(crate) struct SseCall {
+    call: Option<BoxFuture<'static, Option<Vec<u8>>>>,
+    progress: Arc<ProgressState>,
+    /// A frame to send before anything else (a report flushed at the end,
+    /// ahead of the final response).
+    queued: Option<Bytes>,
+    /// The final response, sent after `queued`.
+    last: Option<Bytes>,
+    keep_alive: Duration,
+    silence: Pin<Box<Sleep>>,
+    /// When the next progress event may go out.
+    throttle: Pin<Box<Sleep>>,
+    throttled: bool,
+}
+
+impl SseCall {
+    pub(crate) fn new(
+        call: BoxFuture<'static, Option<Vec<u8>>>,
+        progress: Arc<ProgressState>,
+        keep_alive: Duration,
+    ) -> Self {
+        let now = Instant::now();
+        Self {
+            call: Some(call),
+            progress,
+            queued: None,
+            last: None,
+            keep_alive,
+            silence: Box::pin(tokio::time::sleep_until(now + keep_alive)),
+            throttle: Box::pin(tokio::time::sleep_until(now)),
+            throttled: false,
+        }
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(frame) = self.queued.take().or_else(|| self.last.take()) {
+            return Poll::Ready(Some(frame));
+        }
+        let Some(call) = self.call.as_mut() else {
+            return Poll::Ready(None);
+        };
+        // The call first: a finished call ends the stream, and a report it
+        // made on its way out is flushed just ahead of the response.
+        if let Poll::Ready(response) = call.as_mut().poll(cx) {
+            self.call = None;
+            let report = self.progress.close();
+            let Some(response) = response else {
+                // Cancelled: nothing more for this request.
+                return Poll::Ready(None);
+            };
+            self.last = Some(event(&response));
+            if let Some(report) = report {
+                return Poll::Ready(Some(self.progress_event(&report)));
+            }
+            return Poll::Ready(self.last.take());
+        }
+        if self.throttled && self.throttle.as_mut().poll(cx).is_ready() {
+            self.throttled = false;
+        }
+        if !self.throttled {
+            if let Some(report) = self.progress.take_or_register(cx.waker()) {
+                let now = Instant::now();
+                self.throttle.as_mut().reset(now + PROGRESS_INTERVAL);
+                self.throttled = true;
+                self.silence.as_mut().reset(now + self.keep_alive);
+                return Poll::Ready(Some(self.progress_event(&report)));
+            }
+        }
+        if self.silence.as_mut().poll(cx).is_ready() {
+            self.silence
+                .as_mut()
+                .reset(Instant::now() + self.keep_alive);
+            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+        }
+        // A throttled report waits for `throttle`, which is registered above
+        // (it was polled and is pending), so its expiry wakes us.
+        if self.throttled {
+            let _ = self.throttle.as_mut().poll(cx);
+        }
+        Poll::Pending
+    }
+
+    fn progress_event(&self, report: &ProgressReport) -> Bytes {
+        let mut params = serde_json::Map::new();
+        params.insert("progressToken".into(), self.progress.token.clone());
+        params.insert("progress".into(), json!(report.progress));
+        if let Some(total) = report.total {
+            params.insert("total".into(), json!(total));
+        }
+        if let Some(message) = &report.message {
+            params.insert("message".into(), Value::from(message.as_str()));
+        }
+        let notification = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": params,
+        });
+        event(notification.to_string().as_bytes())
+    }
+}
+
+/// One SSE event carrying one JSON-RPC message. JSON text has no raw
+/// newlines, so one `data:` line suffices.
+fn event(message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 22);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Self::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Self::Sse(call) => call.poll_next(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Self::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Self::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Self::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frame format: one `data:` line per message, blank-line terminated.
+    #[test]
+    fn event_framing() {
+        assert_eq!(
+            &event(b"{\"a\":1}")[..],
+            b"event: message\ndata: {\"a\":1}\n\n"
+        );
+    }
+
+    /// A full body reports its exact size and ends after one frame.
+    #[test]
+    fn full_body() {
+        let body = ResponseBody::full(Bytes::from_static(b"abc"));
+        assert_eq!(body.size_hint().exact(), Some(3));
+        assert!(!body.is_end_stream());
+        let empty = ResponseBody::full(Bytes::new());
+        assert!(empty.is_end_stream());
+        assert_eq!(empty.size_hint().exact(), Some(0));
+    }
+}
