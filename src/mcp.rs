@@ -408,14 +408,10 @@ async fn tools_call(
     match run_call(lease, &id, &call, modern, &Progress::default(), out).await {
         CallEnd::Answered => Handled::Answered,
         CallEnd::Revoked => Handled::Revoked,
-        CallEnd::Cancelled => {
-            // MCP says a cancelled request SHOULD get no response, but an
-            // HTTP request needs one; the client has forgotten the id and
-            // ignores it.
-            let error = ErrorObject::new(code::INTERNAL_ERROR, "Request cancelled");
-            jsonrpc::write_error(out, Some(&id), &error);
-            Handled::Answered
-        }
+        // MCP: a cancelled request SHOULD get no response. The POST still
+        // needs an HTTP answer, so it gets what a message without a
+        // response gets: 202 and no body.
+        CallEnd::Cancelled => Handled::Silent,
     }
 }
 

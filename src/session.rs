@@ -60,8 +60,9 @@ impl fmt::Display for SessionId {
 /// bearer gets 401 and no new call reaches the surface.
 ///
 /// **It also cancels the session's calls in flight**: their futures are
-/// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and each
-/// is answered with a JSON-RPC error (or, on an SSE stream, nothing more).
+/// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and none
+/// gets a JSON-RPC response (the POST is answered 202; an SSE stream just
+/// ends).
 /// That is what "no live credential for an orphaned agent" means for work
 /// already started. The drop does not wait for them to stop: a call admitted
 /// an instant before the drop may still be inside the surface when `drop`

@@ -171,6 +171,41 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     );
     assert_eq!(session.calls_served(), 2);
 
+    if client == "sdk-client" {
+        // Progress reached onprogress, in order, before the result.
+        let progress = next_step(&mut lines).await;
+        assert_eq!(progress["step"], "progress");
+        let events = progress["events"].as_array().unwrap();
+        let values: Vec<f64> = events
+            .iter()
+            .map(|e| e["progress"].as_f64().unwrap())
+            .collect();
+        assert_eq!(values, [1.0, 2.0, 3.0], "{progress}");
+        assert!(events.iter().all(|e| e["total"] == 3.0));
+        assert_eq!(
+            progress["content"],
+            json!([{"type": "text", "text": "counted"}])
+        );
+        // The aborted call: the host saw notifications/cancelled and dropped
+        // the tool's future.
+        let aborted = next_step(&mut lines).await;
+        assert_eq!(
+            (aborted["step"].clone(), aborted["rejected"].clone()),
+            (json!("aborted"), json!(true))
+        );
+        let mut waited = std::time::Duration::ZERO;
+        while !surface
+            .hang_dropped
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            assert!(waited < STEP, "the host never cancelled the aborted call");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            waited += std::time::Duration::from_millis(10);
+        }
+        assert_eq!(host.calls_in_flight(), 0);
+        assert_eq!(session.calls_served(), 3);
+    }
+
     let ready = next_step(&mut lines).await;
     assert_eq!(ready["step"], "ready_to_revoke");
     drop(session);
@@ -186,5 +221,10 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     assert_eq!(next_step(&mut lines).await["step"], "done");
     let status = within(child.wait()).await.unwrap();
     assert!(status.success());
-    assert_eq!(surface.seen.lock().unwrap().as_slice(), ["echo", "refuse"]);
+    let expected: &[&str] = if client == "sdk-client" {
+        &["echo", "refuse", "count", "hang"]
+    } else {
+        &["echo", "refuse"]
+    };
+    assert_eq!(surface.seen.lock().unwrap().as_slice(), expected);
 }

@@ -76,8 +76,30 @@ try {
     content: refuse.content,
     structuredContent: refuse.structuredContent ?? null,
   });
+
+  // d2. Progress: with onprogress the SDK sends a progressToken, and the host
+  //     answers on an SSE stream whose notifications/progress events reach
+  //     the callback before the result.
+  const progress = [];
+  const counted = await client.callTool({ name: "count", arguments: {} }, undefined, {
+    onprogress: (p) => progress.push(p),
+  });
+  emit({ step: "progress", events: progress, content: counted.content });
 } catch (err) {
   fail(String(err?.message ?? err), 1);
+}
+
+// d3. Cancellation: aborting the request makes the SDK send
+//     notifications/cancelled; the Rust side checks the host dropped the
+//     tool's future. The aborted call itself rejects here.
+try {
+  const controller = new AbortController();
+  const pending = client.callTool({ name: "hang", arguments: {} }, undefined, { signal: controller.signal });
+  setTimeout(() => controller.abort("the test gave up"), 300);
+  await pending;
+  emit({ step: "aborted", rejected: false });
+} catch (err) {
+  emit({ step: "aborted", rejected: true, message: String(err?.message ?? err) });
 }
 
 // e. Hand control to the Rust test, which revokes the session/token and then

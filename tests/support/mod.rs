@@ -35,7 +35,16 @@ pub async fn host_with(config: ToolHostConfig) -> ToolHost {
 }
 
 /// The tools the recording surface offers, in listing order.
-pub const TOOL_NAMES: [&str; 6] = ["echo", "refuse", "fail", "panic", "slow", "withdrawable"];
+pub const TOOL_NAMES: [&str; 8] = [
+    "echo",
+    "refuse",
+    "fail",
+    "panic",
+    "slow",
+    "withdrawable",
+    "count",
+    "hang",
+];
 
 /// A surface that counts what reaches `call` and can withdraw tools.
 pub struct RecordingSurface {
@@ -49,6 +58,8 @@ pub struct RecordingSurface {
     pub slow_started: tokio::sync::Notify,
     /// Held by `slow` until the test releases it.
     pub slow_release: tokio::sync::Semaphore,
+    /// Raised when a `hang` call's future is dropped (it never finishes).
+    pub hang_dropped: std::sync::atomic::AtomicBool,
 }
 
 impl RecordingSurface {
@@ -77,6 +88,7 @@ impl RecordingSurface {
             seen: Mutex::new(Vec::new()),
             slow_started: tokio::sync::Notify::new(),
             slow_release: tokio::sync::Semaphore::new(0),
+            hang_dropped: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -96,6 +108,21 @@ impl RecordingSurface {
 }
 
 impl ToolSurface for RecordingSurface {
+    /// `count` reports progress 1, 2, 3 of 3, 50 ms apart; every other tool
+    /// goes through `call`.
+    async fn call_with(&self, call: embacle_tool_host::ToolCall<'_>) -> ToolOutcome {
+        if call.name() != "count" {
+            return self.call(call.name(), call.arguments()).await;
+        }
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.seen.lock().unwrap().push("count".to_owned());
+        for step in 1..=3 {
+            call.progress(f64::from(step), Some(3.0), Some(&format!("step {step}")));
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ToolOutcome::text("counted")
+    }
+
     async fn list_tools(&self) -> Arc<[Tool]> {
         let hidden = self.hidden.lock().unwrap().clone();
         self.tools
@@ -125,6 +152,17 @@ impl ToolSurface for RecordingSurface {
                 ToolOutcome::text("slow done")
             }
             "withdrawable" => ToolOutcome::json(json!({"ok": true})),
+            "hang" => {
+                struct Dropped<'a>(&'a std::sync::atomic::AtomicBool);
+                impl Drop for Dropped<'_> {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
+                    }
+                }
+                let _dropped = Dropped(&self.hang_dropped);
+                std::future::pending::<()>().await;
+                ToolOutcome::text("never")
+            }
             other => ToolOutcome::failed(format!("unexpected tool {other}")),
         }
     }
@@ -305,4 +343,122 @@ pub async fn rpc(addr: SocketAddr, bearer: &str, body: Value) -> RawResponse {
 pub fn call_body(id: i64, name: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": name, "arguments": arguments}})
+}
+
+/// The head of a streamed (chunked) response, and a reader for its events.
+pub struct EventStream<'a> {
+    conn: &'a mut Conn,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Decoded body bytes not yet split into events.
+    pending: Vec<u8>,
+    ended: bool,
+}
+
+impl EventStream<'_> {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The next SSE event (its text without the blank line), or `None` at
+    /// the end of the stream. Comments (`: …`) are events too, so tests can
+    /// see keep-alives.
+    pub async fn next_event(&mut self) -> Option<String> {
+        within(self.next_event_unbounded()).await
+    }
+
+    async fn next_event_unbounded(&mut self) -> Option<String> {
+        loop {
+            if let Some(end) = find(&self.pending, b"\n\n") {
+                let event = String::from_utf8(self.pending[..end].to_vec()).unwrap();
+                self.pending.drain(..end + 2);
+                return Some(event);
+            }
+            if self.ended || !self.read_chunk().await {
+                assert!(
+                    self.pending.is_empty(),
+                    "stream ended mid-event: {:?}",
+                    self.pending
+                );
+                return None;
+            }
+        }
+    }
+
+    /// Reads one chunk of the chunked body; false at the last chunk or EOF.
+    async fn read_chunk(&mut self) -> bool {
+        let conn = &mut *self.conn;
+        let line_end = loop {
+            if let Some(end) = find(&conn.buffer, b"\r\n") {
+                break end;
+            }
+            if !conn.fill().await {
+                return false;
+            }
+        };
+        let size_text = String::from_utf8(conn.buffer[..line_end].to_vec()).unwrap();
+        let size = usize::from_str_radix(size_text.trim(), 16).unwrap();
+        while conn.buffer.len() < line_end + 2 + size + 2 {
+            if !conn.fill().await {
+                return false;
+            }
+        }
+        let data = conn.buffer[line_end + 2..line_end + 2 + size].to_vec();
+        conn.buffer.drain(..line_end + 2 + size + 2);
+        if size == 0 {
+            self.ended = true;
+            return false;
+        }
+        self.pending.extend_from_slice(&data);
+        true
+    }
+}
+
+impl Conn {
+    /// Sends a request and reads the head of a streamed response.
+    pub async fn send_streaming(&mut self, request: &[u8]) -> EventStream<'_> {
+        self.write(request).await;
+        let head_end = loop {
+            if let Some(end) = find(&self.buffer, b"\r\n\r\n") {
+                break end;
+            }
+            assert!(within(self.fill()).await, "closed before a response head");
+        };
+        let head = String::from_utf8(self.buffer[..head_end].to_vec()).unwrap();
+        self.buffer.drain(..head_end + 4);
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let headers = lines
+            .map(|l| {
+                let (k, v) = l.split_once(':').unwrap();
+                (k.trim().to_owned(), v.trim().to_owned())
+            })
+            .collect();
+        EventStream {
+            conn: self,
+            status,
+            headers,
+            pending: Vec::new(),
+            ended: false,
+        }
+    }
+}
+
+/// The JSON of an SSE `data:` event.
+pub fn event_json(event: &str) -> Value {
+    let data = event
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or_else(|| panic!("no data line in {event:?}"));
+    serde_json::from_str(data).unwrap()
 }
