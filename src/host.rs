@@ -414,6 +414,12 @@ impl ToolHost {
         }
     }
 
+    /// The state every request shares (for `bench_support`).
+    #[cfg(feature = "bench-internals")]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
     /// Asks the accept loop to stop; an earlier or harder request wins.
     fn request_stop(&self, wanted: Stop) {
         self.inner

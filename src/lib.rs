@@ -70,10 +70,14 @@
 //! against: a process that can read the caller's memory, or the agent it
 //! handed the bearer to, while the session is open. See README.md for the
 //! full model.
+#![forbid(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
 mod base64;
 mod bearer;
+#[cfg(feature = "bench-internals")]
+#[doc(hidden)]
+pub mod bench_support;
 mod call;
 mod era;
 mod error;

@@ -27,7 +27,7 @@ use std::sync::atomic::Ordering;
 use crate::call::{CancelSignal, Progress, ToolCall};
 use crate::era::{self, EnvelopeHeaders, Era};
 use crate::in_flight::InFlight;
-use crate::jsonrpc::{self, code, ErrorObject, Message, Request};
+use crate::jsonrpc::{self, code, take, ErrorObject, Message, Request};
 use crate::race::{race, First};
 use crate::session::Lease;
 use crate::sse::SseCall;
@@ -427,14 +427,14 @@ async fn check_call(
     params: Option<Map<String, Value>>,
 ) -> Result<CheckedCall, ErrorObject> {
     let mut params = params.unwrap_or_default();
-    let Some(Value::String(name)) = params.remove("name") else {
+    let Some(Value::String(name)) = take(&mut params, "name") else {
         return Err(ErrorObject::new(
             code::INVALID_PARAMS,
             "tools/call needs params.name, a string",
         ));
     };
     // Absent or null arguments mean no arguments.
-    let arguments = match params.remove("arguments") {
+    let arguments = match take(&mut params, "arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(arguments @ Value::Object(_)) => arguments,
         Some(_) => {
@@ -448,7 +448,7 @@ async fn check_call(
     let progress_token = params
         .get_mut("_meta")
         .and_then(|meta| meta.as_object_mut())
-        .and_then(|meta| meta.remove("progressToken"))
+        .and_then(|meta| take(meta, "progressToken"))
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     // A name outside the MCP rule can't be one of the surface's tools
     // (`Tool::new` refuses it), so don't ask; and don't echo it back.

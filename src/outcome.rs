@@ -155,13 +155,13 @@ impl ToolOutcome {
             out.push(b'}');
         };
         if let Some(text) = text {
-            block(out, &|out| write_json(out, &Value::from(text)));
+            block(out, &|out| write_json_str(out, text));
         }
         if let Some(json) = json {
             // The text block carries the JSON as a JSON string: render the
             // value compactly, then quote that rendering.
             let compact = json.to_string();
-            block(out, &|out| write_json(out, &Value::from(compact.as_str())));
+            block(out, &|out| write_json_str(out, &compact));
         }
         out.push(b']');
         if let Some(json) = json.filter(|j| any_structured || j.is_object()) {
@@ -179,6 +179,12 @@ impl ToolOutcome {
 /// Appends a value as compact JSON; writing a `Value` to a `Vec` cannot fail.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) {
     let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// Appends a string as a JSON string literal, without copying it into a
+/// `Value` first.
+pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    let _ = serde_json::to_writer(&mut *out, text);
 }
 
 impl fmt::Debug for ToolOutcome {

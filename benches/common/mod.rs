@@ -1,0 +1,251 @@
+//! What the benches share: a trivial surface, request bytes, a keep-alive
+//! HTTP/1.1 client on hyper, and the bare-hyper floor server.
+#![allow(dead_code, unreachable_pub)] // each bench uses a different part
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use embacle_tool_host::{StaticSurface, Tool, ToolOutcome, ToolSession, ToolSurface};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
+use serde_json::{json, Value};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The trivial tool surface the benches call: `tool0` … `tool{n-1}`, each
+/// answering its `text` argument back. It implements `ToolSurface` directly,
+/// borrowing the arguments, as a surface tuned for speed would.
+pub struct Bench {
+    tools: Arc<[Tool]>,
+}
+
+impl ToolSurface for Bench {
+    async fn list_tools(&self) -> Arc<[Tool]> {
+        Arc::clone(&self.tools)
+    }
+
+    async fn call(&self, _name: &str, arguments: &Value) -> ToolOutcome {
+        match arguments.get("text") {
+            Some(Value::String(text)) => ToolOutcome::text(text.as_str()),
+            _ => ToolOutcome::refused("`text` must be a string"),
+        }
+    }
+}
+
+fn tools(n: usize) -> Arc<[Tool]> {
+    (0..n)
+        .map(|i| {
+            Tool::new(
+                format!("tool{i}"),
+                "A benchmark tool.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+/// A [`Bench`] surface with `n` tools.
+pub fn surface(n: usize) -> Arc<Bench> {
+    Arc::new(Bench { tools: tools(n) })
+}
+
+pub type Executor = fn(String, Value) -> std::future::Ready<Result<Value, String>>;
+
+/// The same tools behind a `StaticSurface` with a closure executor, which
+/// receives owned copies of the name and arguments (the convenience's cost).
+pub fn static_surface(n: usize) -> Arc<StaticSurface<Executor>> {
+    let run: Executor =
+        |_, args| std::future::ready(Ok(args.get("text").cloned().unwrap_or(Value::Null)));
+    Arc::new(StaticSurface::new(tools(n).to_vec(), run).unwrap())
+}
+
+/// The host config of the round-trip benches: defaults, except that an idle
+/// keep-alive connection is not closed while other benches run.
+pub fn bench_config() -> embacle_tool_host::ToolHostConfig {
+    embacle_tool_host::ToolHostConfig {
+        header_read_timeout: std::time::Duration::from_secs(3600),
+        ..embacle_tool_host::ToolHostConfig::default()
+    }
+}
+
+/// The `Authorization` header value of a session.
+pub fn authorization(session: &ToolSession) -> String {
+    session.mcp_servers().entries()[0].headers()[0]
+        .value()
+        .to_owned()
+}
+
+/// The JSON-RPC body every round-trip bench sends.
+pub const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool0","arguments":{"text":"hi"}}}"#;
+
+/// What the floor server answers: the response the host gives to `CALL`.
+pub const FLOOR_RESPONSE: &str =
+    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
+
+/// A bare hyper `service_fn` answering every request with `FLOOR_RESPONSE`:
+/// the floor the host's per-call cost is compared with. It reads the body,
+/// as the host must, and checks nothing.
+pub async fn spawn_floor() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            stream.set_nodelay(true).unwrap();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    |request: hyper::Request<hyper::body::Incoming>| async move {
+                        let _body = request.into_body().collect().await;
+                        let mut response = hyper::Response::new(Full::new(Bytes::from_static(
+                            FLOOR_RESPONSE.as_bytes(),
+                        )));
+                        response.headers_mut().insert(
+                            hyper::header::CONTENT_TYPE,
+                            hyper::header::HeaderValue::from_static("application/json"),
+                        );
+                        Ok::<_, Infallible>(response)
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// One keep-alive client connection.
+pub struct Client {
+    sender: SendRequest<Full<Bytes>>,
+    host: String,
+    authorization: String,
+}
+
+impl Client {
+    pub async fn connect(addr: SocketAddr, authorization: &str) -> Self {
+        let stream = TcpStream::connect(addr).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        Self {
+            sender,
+            host: addr.to_string(),
+            authorization: authorization.to_owned(),
+        }
+    }
+
+    /// POSTs `CALL` and reads the whole response; returns its length.
+    pub async fn call(&mut self) -> usize {
+        let request = hyper::Request::post("/mcp")
+            .header("host", &self.host)
+            .header("authorization", &self.authorization)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(Full::new(Bytes::from_static(CALL.as_bytes())))
+            .unwrap();
+        self.sender.ready().await.unwrap();
+        let response = self.sender.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .len()
+    }
+}
+
+/// The median of some durations, in nanoseconds.
+pub fn median_ns(samples: &mut [u128]) -> u128 {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+/// Runs `setup` on a dedicated server thread with its own current-thread
+/// runtime (as hyper's own benches do), keeps what it returns alive there,
+/// and hands back `T` (addresses, authorizations).
+pub fn server_thread<T, F, Fut>(setup: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = (T, Box<dyn std::any::Any>)>,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let (value, keep) = setup().await;
+            tx.send(value).unwrap();
+            std::future::pending::<()>().await;
+            drop(keep);
+        });
+    });
+    rx.recv().unwrap()
+}
+
+/// A current-thread runtime for the client side.
+pub fn client_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Times one call on each client in turn, `rounds` times, alternating which
+/// goes first; returns each client's median in nanoseconds.
+pub async fn interleaved_medians(clients: &mut [Client], rounds: usize) -> Vec<u128> {
+    let mut samples = vec![Vec::with_capacity(rounds); clients.len()];
+    for round in 0..rounds {
+        for k in 0..clients.len() {
+            let i = (k + round) % clients.len();
+            let start = std::time::Instant::now();
+            std::hint::black_box(clients[i].call().await);
+            samples[i].push(start.elapsed().as_nanos());
+        }
+    }
+    samples.iter_mut().map(|s| median_ns(s)).collect()
+}
+
+/// Calls per second with `connections` concurrent keep-alive connections,
+/// each making `calls` calls.
+pub async fn throughput(
+    addr: SocketAddr,
+    authorization: &str,
+    connections: usize,
+    calls: usize,
+) -> f64 {
+    let mut clients = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        clients.push(Client::connect(addr, authorization).await);
+    }
+    let start = std::time::Instant::now();
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|mut client| {
+            tokio::spawn(async move {
+                for _ in 0..calls {
+                    client.call().await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    (connections * calls) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Prints one figure in the form `PERFORMANCE.md`'s generator collects.
+pub fn report(name: &str, value: impl std::fmt::Display) {
+    println!("FIGURE {name} = {value}");
+}

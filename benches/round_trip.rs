@@ -1,0 +1,87 @@
+//! One `tools/call` over a keep-alive loopback connection against the host,
+//! and — in the same group, in the same process — the same request against a
+//! bare hyper `service_fn` that returns the same fixed JSON-RPC result (the
+//! floor). Prints the host/floor ratio, sequentially and at 32 connections.
+//!
+//! `cargo bench --bench round_trip`
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use embacle_tool_host::ToolHost;
+
+use common::*;
+
+struct Servers {
+    host: std::net::SocketAddr,
+    authorization: String,
+    floor: std::net::SocketAddr,
+}
+
+fn servers() -> Servers {
+    server_thread(|| async {
+        let host = ToolHost::bind(bench_config()).await.unwrap();
+        let session = host.open_session(surface(1)).unwrap();
+        let servers = Servers {
+            host: host.local_addr(),
+            authorization: authorization(&session),
+            floor: spawn_floor().await,
+        };
+        (servers, Box::new((host, session)) as Box<dyn std::any::Any>)
+    })
+}
+
+fn benches(c: &mut Criterion) {
+    let servers = servers();
+    let runtime = client_runtime();
+    let (mut host, mut floor) = runtime.block_on(async {
+        (
+            Client::connect(servers.host, &servers.authorization).await,
+            Client::connect(servers.floor, "").await,
+        )
+    });
+
+    let mut group = c.benchmark_group("round_trip");
+    group.bench_function("host", |b| b.iter(|| runtime.block_on(host.call())));
+    group.bench_function("floor", |b| b.iter(|| runtime.block_on(floor.call())));
+    group.finish();
+
+    // The ratio, from interleaved samples so both see the same noise.
+    let mut clients = [host, floor];
+    let medians = runtime.block_on(interleaved_medians(&mut clients, 20_000));
+    report(
+        "round_trip.host_p50_us",
+        format!("{:.1}", medians[0] as f64 / 1e3),
+    );
+    report(
+        "round_trip.floor_p50_us",
+        format!("{:.1}", medians[1] as f64 / 1e3),
+    );
+    report(
+        "round_trip.ratio_p50",
+        format!("{:.3}", medians[0] as f64 / medians[1] as f64),
+    );
+
+    // Throughput at 32 connections, alternating host and floor runs.
+    let (mut host_rate, mut floor_rate) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        host_rate.push(runtime.block_on(throughput(servers.host, &servers.authorization, 32, 300)));
+        floor_rate.push(runtime.block_on(throughput(servers.floor, "", 32, 300)));
+    }
+    let best = |v: &Vec<f64>| v.iter().cloned().fold(0.0, f64::max);
+    report(
+        "throughput32.host_calls_per_s",
+        format!("{:.0}", best(&host_rate)),
+    );
+    report(
+        "throughput32.floor_calls_per_s",
+        format!("{:.0}", best(&floor_rate)),
+    );
+    report(
+        "throughput32.ratio",
+        format!("{:.3}", best(&host_rate) / best(&floor_rate)),
+    );
+}
+
+criterion_group!(round_trip, benches);
+criterion_main!(round_trip);

@@ -1,0 +1,47 @@
+//! Internals the crate's own benches measure without a socket. Compiled only
+//! with the `bench-internals` feature; **not public API**: it may change or
+//! vanish in any release.
+
+use crate::bearer::Bearer;
+use crate::era::EnvelopeHeaders;
+use crate::mcp::{self, Reply, RequestContext};
+use crate::revocation::SlotRef;
+use crate::session::Lease;
+use crate::ToolHost;
+
+/// Step 3 of the transport alone: parse an `Authorization` value and check
+/// the bearer against the revocation slab.
+pub fn validate(host: &ToolHost, authorization: &[u8]) -> bool {
+    Bearer::parse_header(authorization)
+        .and_then(|bearer| host.shared().slab.validate(&bearer))
+        .is_some()
+}
+
+/// The JSON-RPC path without a socket: authenticate, dispatch one POST body
+/// (legacy era, JSON response), and return the response bytes — empty for
+/// 202, or when the bearer is not live.
+pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec<u8> {
+    let shared = host.shared();
+    let Some(bearer) = Bearer::parse_header(authorization) else {
+        return Vec::new();
+    };
+    let Some(session) = shared.slab.validate(&bearer) else {
+        return Vec::new();
+    };
+    let lease = Lease {
+        session,
+        shared: std::sync::Arc::clone(shared),
+        at: SlotRef {
+            slot: bearer.slot,
+            generation: bearer.generation,
+        },
+    };
+    let context = RequestContext {
+        headers: EnvelopeHeaders::default(),
+        accepts_sse: false,
+    };
+    match mcp::dispatch(&lease, &context, body).await {
+        Reply::Complete { body, .. } => body,
+        Reply::Stream(_) => Vec::new(),
+    }
+}
