@@ -31,7 +31,37 @@ fn servers() -> Servers {
     })
 }
 
+/// Instruction counts are steadier than time on a shared machine. With
+/// `EMBACLE_CALLGRIND=host` (or `floor`) and `EMBACLE_CALLS=N`, the bench
+/// only makes N sequential calls to that server, so that two runs under
+/// `valgrind --tool=callgrind` at two values of N give the instructions one
+/// call costs, client and server together (`scripts/perf-report` does this).
+fn callgrind_mode() -> bool {
+    let Ok(target) = std::env::var("EMBACLE_CALLGRIND") else {
+        return false;
+    };
+    let calls: usize = std::env::var("EMBACLE_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
+    let servers = servers();
+    let runtime = client_runtime();
+    runtime.block_on(async {
+        let mut client = match target.as_str() {
+            "host" => Client::connect(servers.host, &servers.authorization).await,
+            _ => Client::connect(servers.floor, "").await,
+        };
+        for _ in 0..calls {
+            client.call().await;
+        }
+    });
+    true
+}
+
 fn benches(c: &mut Criterion) {
+    if callgrind_mode() {
+        return;
+    }
     let servers = servers();
     let runtime = client_runtime();
     let (mut host, mut floor) = runtime.block_on(async {

@@ -108,8 +108,19 @@ impl Bearer {
             return None;
         }
         let mut secret = [0u8; 32];
+        // Branch-free over the digits: collect any invalid one in `bad`
+        // and decide once at the end.
+        let mut bad = 0u8;
         for (byte, pair) in secret.iter_mut().zip(secret_hex.chunks_exact(2)) {
-            *byte = (hex_value(pair[0])? << 4) | hex_value(pair[1])?;
+            let (high, low) = (
+                HEX_VALUE[usize::from(pair[0])],
+                HEX_VALUE[usize::from(pair[1])],
+            );
+            bad |= high | low;
+            *byte = (high << 4) | (low & 0x0f);
+        }
+        if bad & INVALID != 0 {
+            return None;
         }
         Some(Self {
             slot,
@@ -160,19 +171,35 @@ impl fmt::Debug for Bearer {
 }
 
 fn parse_hex_u64(digits: &[u8]) -> Option<u64> {
-    digits
-        .iter()
-        .try_fold(0u64, |acc, &d| Some((acc << 4) | u64::from(hex_value(d)?)))
+    let mut value = 0u64;
+    let mut bad = 0u8;
+    for &digit in digits {
+        let v = HEX_VALUE[usize::from(digit)];
+        bad |= v;
+        value = (value << 4) | u64::from(v & 0x0f);
+    }
+    (bad & INVALID == 0).then_some(value)
 }
 
-/// Lower-case hex only: one canonical spelling per bearer.
-fn hex_value(digit: u8) -> Option<u8> {
-    match digit {
-        b'0'..=b'9' => Some(digit - b'0'),
-        b'a'..=b'f' => Some(digit - b'a' + 10),
-        _ => None,
+/// Marks a byte that is not a lower-case hex digit in [`HEX_VALUE`].
+const INVALID: u8 = 0x80;
+
+/// Each byte's value as a lower-case hex digit, or [`INVALID`]. Lower case
+/// only: one canonical spelling per bearer.
+const HEX_VALUE: [u8; 256] = {
+    let mut table = [INVALID; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {

@@ -77,6 +77,10 @@ pub struct ToolHostConfig {
     /// that is slower (or idle between keep-alive requests for longer) is
     /// closed. Default 10 seconds.
     pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body once its headers
+    /// are in. A slower body gets 408 and the connection is closed. Default
+    /// 10 seconds.
+    pub body_read_timeout: Duration,
     /// Most connections served at once. A connection accepted beyond it is
     /// closed at once without a response, so a flood cannot starve the
     /// connections already being served. Default 256.
@@ -107,6 +111,7 @@ impl Default for ToolHostConfig {
             max_body_bytes: 4 * 1024 * 1024,
             max_header_bytes: 64 * 1024,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(10),
             max_connections: 256,
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
@@ -169,6 +174,7 @@ pub(crate) struct Shared {
     /// Accepted `Origin` values, lower case.
     allowed_origins: Vec<String>,
     pub(crate) max_body_bytes: usize,
+    pub(crate) body_read_timeout: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) sse_keep_alive: Duration,
     /// Tool calls running right now, across sessions.
@@ -310,6 +316,7 @@ impl ToolHost {
                 .map(|o| o.to_ascii_lowercase())
                 .collect(),
             max_body_bytes: config.max_body_bytes,
+            body_read_timeout: config.body_read_timeout,
             call_timeout: config.call_timeout,
             sse_keep_alive: config.sse_keep_alive,
             in_flight: AtomicUsize::new(0),

@@ -11,7 +11,7 @@
 //! | 4 | the method is `POST` | 405, `Allow: POST` |
 //! | 5 | `Content-Type` is `application/json` | 415 |
 //! | 6 | `Accept`, if present, admits `application/json` | 406 |
-//! | 7 | the body fits `max_body_bytes` | 413 |
+//! | 7 | the body fits `max_body_bytes` and arrives within `body_read_timeout` | 413, 408 |
 //! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies and era/envelope errors, 404 for unknown modern methods, 401 if revoked meanwhile, else 200 / 202 |
 //!
 //! Every error body is a JSON-RPC error object with `"id": null` (the
@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::bearer::Bearer;
@@ -45,6 +45,12 @@ pub(crate) type Body = ResponseBody;
 
 /// The one MCP endpoint.
 pub(crate) const ENDPOINT: &str = "/mcp";
+
+// MCP's own headers, as constants so a lookup does not parse the name.
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// Serves one HTTP request. Never fails: every failure is a status code.
 pub(crate) async fn serve(
@@ -89,19 +95,21 @@ async fn serve_checked(
         return Err(Rejection::PayloadTooLarge);
     }
     let (parts, body) = request.into_parts();
-    let body = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+    let collect = Limited::new(body, limit).collect();
+    let body = match tokio::time::timeout(shared.body_read_timeout, collect).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
             return Err(Rejection::PayloadTooLarge)
         }
         // The client broke the body off; whatever we answer goes nowhere.
-        Err(_) => return Err(Rejection::BadBody),
+        Ok(Err(_)) => return Err(Rejection::BadBody),
+        Err(_elapsed) => return Err(Rejection::BodyTimeout),
     };
-    let raw = |name: &str| parts.headers.get(name).map(HeaderValue::as_bytes);
+    let raw = |name: &HeaderName| parts.headers.get(name).map(HeaderValue::as_bytes);
     let envelope = EnvelopeHeaders {
-        protocol_version: raw("mcp-protocol-version"),
-        method: raw("mcp-method"),
-        name: raw("mcp-name"),
+        protocol_version: raw(&MCP_PROTOCOL_VERSION),
+        method: raw(&MCP_METHOD),
+        name: raw(&MCP_NAME),
     };
     let context = RequestContext {
         headers: envelope,
@@ -208,6 +216,7 @@ enum Rejection {
     NotAcceptable,
     PayloadTooLarge,
     BadBody,
+    BodyTimeout,
 }
 
 impl Rejection {
@@ -235,6 +244,10 @@ impl Rejection {
             Self::PayloadTooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "Payload too large: the body exceeds the host's limit",
+            ),
+            Self::BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                "Request timeout: the body did not arrive in time",
             ),
             Self::BadBody => (
                 StatusCode::BAD_REQUEST,
@@ -289,7 +302,7 @@ fn event_stream(call: Box<SseCall>) -> Response<Body> {
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Tell buffering proxies (nginx) to pass each event on at once.
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
     response
 }
 
@@ -369,6 +382,7 @@ mod tests {
             (Rejection::NotAcceptable, 406),
             (Rejection::PayloadTooLarge, 413),
             (Rejection::BadBody, 400),
+            (Rejection::BodyTimeout, 408),
         ];
         for (rejection, status) in rows {
             let response = rejection.into_response();
