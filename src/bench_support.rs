@@ -1,6 +1,6 @@
-//! Internals the crate's own benches measure without a socket. Compiled only
-//! with the `bench-internals` feature; **not public API**: it may change or
-//! vanish in any release.
+//! Internals the crate's own benches and fuzz targets reach without a
+//! socket. Compiled only with the `bench-internals` feature; **not public
+//! API**: it may change or vanish in any release.
 
 use crate::bearer::Bearer;
 use crate::era::EnvelopeHeaders;
@@ -44,4 +44,14 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
         Reply::Complete { body, .. } => body,
         Reply::Stream(_) => Vec::new(),
     }
+}
+
+/// The modern-era header decoding (`=?base64?…?=` form), owned.
+pub fn decode_header_value(raw: &[u8]) -> Option<Vec<u8>> {
+    crate::era::decode_header_value(raw).map(|value| value.into_owned())
+}
+
+/// Standard base64 decoding, as the header form uses it.
+pub fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
+    crate::base64::decode(text)
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
+use tokio::sync::Notify;
 
 use crate::call::CancelSignal;
 use crate::session::Lease;
@@ -16,6 +17,8 @@ use crate::session::Lease;
 #[derive(Debug, Default)]
 pub(crate) struct InFlightCalls {
     calls: Mutex<Vec<(Value, CancelSignal)>>,
+    /// Woken whenever the list becomes empty.
+    drained: Notify,
 }
 
 impl InFlightCalls {
@@ -33,6 +36,19 @@ impl InFlightCalls {
     pub(crate) fn cancel_all(&self) {
         for (_, signal) in self.lock().iter() {
             signal.cancel();
+        }
+    }
+
+    /// Resolves once no call is in flight.
+    pub(crate) async fn drained(&self) {
+        loop {
+            let mut notified = std::pin::pin!(self.drained.notified());
+            // Registered before the check, so an emptying in between wakes us.
+            notified.as_mut().enable();
+            if self.lock().is_empty() {
+                return;
+            }
+            notified.await;
         }
     }
 
@@ -76,7 +92,11 @@ impl Drop for InFlight<'_> {
         if let Some(at) = calls.iter().position(|(_, s)| s.same_as(&self.signal)) {
             calls.swap_remove(at);
         }
+        let empty = calls.is_empty();
         drop(calls);
+        if empty {
+            self.lease.session.in_flight.drained.notify_waiters();
+        }
         if !self.finished {
             self.signal.cancel();
         }

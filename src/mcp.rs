@@ -535,13 +535,18 @@ async fn run_call(
             return CallEnd::Answered;
         }
     };
+    // Counted before the call leaves the in-flight list, so that
+    // `ToolSession::close`, which waits for that list to empty, reads a
+    // final count.
+    if !outcome.is_failed() {
+        lease.session.calls_served.fetch_add(1, Ordering::Relaxed);
+    }
     in_flight.finish();
     let start = jsonrpc::open_result(out, id);
     // 2026-07-28 lets structuredContent be any JSON value; earlier
     // revisions only an object.
     match outcome.write_result(out, modern) {
         Ok(()) => {
-            lease.session.calls_served.fetch_add(1, Ordering::Relaxed);
             if modern {
                 seal_modern(out, &lease.shared.info, false);
             }

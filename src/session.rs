@@ -143,6 +143,42 @@ impl ToolSession {
     pub fn calls_served(&self) -> u64 {
         self.state.calls_served.load(Ordering::Relaxed)
     }
+
+    /// Revokes the session like `drop`, then waits until the calls it
+    /// cancelled have let go, and returns the final [`calls_served`].
+    ///
+    /// After `drop`, a call that was finishing at that very moment may still
+    /// be counted an instant later; after `close` the count is final. Use
+    /// it at the end of a turn to log exactly what the surface served.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), embacle_tool_host::Error> {
+    /// use std::sync::Arc;
+    /// use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+    /// use serde_json::Value;
+    ///
+    /// let host = ToolHost::bind(ToolHostConfig::default()).await?;
+    /// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
+    /// let session = host.open_session(Arc::new(surface))?;
+    /// assert_eq!(session.close().await, 0);
+    /// assert_eq!(host.open_sessions(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`calls_served`]: Self::calls_served
+    pub async fn close(self) -> u64 {
+        let state = Arc::clone(&self.state);
+        drop(self);
+        // Every call admitted before the revocation registered itself
+        // before its last liveness check (see `mcp::run_call`), so once the
+        // list is empty no call can still be counted.
+        state.in_flight.drained().await;
+        state.calls_served.load(Ordering::Relaxed)
+    }
 }
 
 impl Drop for ToolSession {

@@ -1,0 +1,439 @@
+//! Soak and revocation under fire, over real HTTP.
+//!
+//! `cargo test --test soak` runs a small version. The full one —
+//! 1,000 sessions, 64 connections, over 100,000 revocation attempts — runs
+//! with `EMBACLE_SOAK=full cargo test --release --test soak -- --nocapture`
+//! (`.ci/run` does), and prints its figures.
+#![allow(unsafe_code)] // the counting GlobalAlloc below
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
+use serde_json::{json, Value};
+
+mod support;
+use support::*;
+
+/// Live heap bytes, to show memory returns to where it started.
+struct Counting;
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards every call to `System` unchanged; the counter never
+// affects the result.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: forwarded as is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The tests here measure process-wide figures (file descriptors, heap), so
+/// they run one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn full() -> bool {
+    std::env::var("EMBACLE_SOAK").is_ok_and(|v| v == "full")
+}
+
+/// A small deterministic generator (xorshift), so runs are repeatable.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+/// Open file descriptors of this process that are TCP sockets bound to or
+/// connected to `port` (from `/proc/self/fd` and `/proc/net/tcp{,6}`).
+fn fds_on_port(port: u16) -> usize {
+    let mut inodes = std::collections::HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        for line in std::fs::read_to_string(table)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+        {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let port_of = |addr: &str| {
+                addr.rsplit(':')
+                    .next()
+                    .and_then(|p| u16::from_str_radix(p, 16).ok())
+            };
+            if fields.len() > 9
+                && (port_of(fields[1]) == Some(port) || port_of(fields[2]) == Some(port))
+            {
+                inodes.insert(fields[9].to_owned());
+            }
+        }
+    }
+    std::fs::read_dir("/proc/self/fd")
+        .map(|dir| {
+            dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|link| {
+                    let link = link.to_string_lossy();
+                    link.strip_prefix("socket:[")
+                        .and_then(|rest| rest.strip_suffix(']'))
+                        .is_some_and(|inode| inodes.contains(inode))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn max_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Tools that succeed, refuse, fail, panic, or take a few milliseconds.
+struct Mixed {
+    tools: Arc<[Tool]>,
+}
+
+const MIXED: [&str; 5] = ["ok", "refuse", "fail", "boom", "slow"];
+
+impl Mixed {
+    fn new() -> Arc<Self> {
+        let tools = MIXED
+            .map(|n| Tool::new(n, "", json!({"type": "object"})).unwrap())
+            .to_vec();
+        Arc::new(Self {
+            tools: tools.into(),
+        })
+    }
+}
+
+impl ToolSurface for Mixed {
+    async fn list_tools(&self) -> Arc<[Tool]> {
+        Arc::clone(&self.tools)
+    }
+    async fn call(&self, name: &str, _: &Value) -> ToolOutcome {
+        match name {
+            "ok" => ToolOutcome::text("ok"),
+            "refuse" => ToolOutcome::refused("no"),
+            "fail" => ToolOutcome::failed("broken"),
+            "boom" => panic!("soak panic"),
+            _ => {
+                tokio::time::sleep(Duration::from_millis(3)).await;
+                ToolOutcome::text("slow")
+            }
+        }
+    }
+}
+
+/// A pool slot: the session index and bearer clients may use, if any.
+type Offer = Mutex<Option<(usize, String)>>;
+
+/// What the clients saw for one session.
+#[derive(Default)]
+struct Seen {
+    served: AtomicU64,
+    errors: AtomicU64,
+    unauthorized: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+/// Sessions opened and dropped concurrently with calls from many
+/// connections, some tools panicking, some slow, some refusing. At the end
+/// every count is exact (each session's final `calls_served` equals the
+/// successes and refusals its clients saw), no session or call is left, no
+/// file descriptor leaked, and live heap memory is back near its start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soak_sessions_and_connections() {
+    let _serial = SERIAL.lock().await;
+    // The expected panics of the `boom` tool would print thousands of
+    // backtraces; keep the default hook for every other panic.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload().downcast_ref::<&str>() != Some(&"soak panic") {
+            default_hook(info);
+        }
+    }));
+    let (sessions, connections, pool) = if full() {
+        (1_000, 64, 64)
+    } else {
+        (120, 16, 16)
+    };
+    let fds_before = open_fds();
+    let bytes_before = LIVE_BYTES.load(Ordering::Relaxed);
+    let started = Instant::now();
+    let host = host_with(ToolHostConfig {
+        max_connections: 256,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let addr = host.local_addr();
+    let surface = Mixed::new();
+    // The bearers currently offered to clients: slot -> (session index, bearer).
+    let offered: Arc<Vec<Offer>> = Arc::new((0..pool).map(|_| Mutex::new(None)).collect());
+    let seen: Arc<Vec<Seen>> = Arc::new((0..sessions).map(|_| Seen::default()).collect());
+    let done = Arc::new(AtomicBool::new(false));
+
+    let mut workers = Vec::new();
+    for w in 0..connections {
+        let (offered, seen, done) = (offered.clone(), seen.clone(), done.clone());
+        workers.push(tokio::spawn(async move {
+            let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (w as u64 + 1));
+            let mut conn = Conn::open(addr).await;
+            let mut calls = 0u64;
+            while !done.load(Ordering::Acquire) {
+                let Some((index, bearer)) =
+                    offered[rng.below(offered.len())].lock().unwrap().clone()
+                else {
+                    tokio::task::yield_now().await;
+                    continue;
+                };
+                let tool = MIXED[rng.below(MIXED.len())];
+                let r = conn
+                    .send(&post(
+                        addr,
+                        &bearer,
+                        &call_body(calls as i64, tool, json!({})).to_string(),
+                    ))
+                    .await;
+                calls += 1;
+                let counters = &seen[index];
+                match (r.status, tool) {
+                    (200, "ok" | "refuse" | "slow") => {
+                        assert!(r.json()["result"].is_object(), "{tool}: {:?}", r.json());
+                        counters.served.fetch_add(1, Ordering::Relaxed);
+                    }
+                    (200, "fail" | "boom") => {
+                        assert_eq!(r.error_code(), -32603);
+                        counters.errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                    (401, _) => {
+                        counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+                    }
+                    (202, "slow") => {
+                        counters.cancelled.fetch_add(1, Ordering::Relaxed);
+                    }
+                    (status, tool) => panic!("unexpected {status} for {tool}"),
+                }
+            }
+            calls
+        }));
+    }
+
+    // The manager opens sessions into random pool slots; the session it
+    // displaces is closed right away, with calls in flight.
+    let mut rng = Rng(42);
+    let mut live: HashMap<usize, embacle_tool_host::ToolSession> = HashMap::new();
+    let mut finals = vec![None; sessions];
+    for index in 0..sessions {
+        let session = host.open_session(surface.clone()).unwrap();
+        let slot = rng.below(pool);
+        let displaced = offered[slot]
+            .lock()
+            .unwrap()
+            .replace((index, bearer_of(&session)));
+        live.insert(index, session);
+        if let Some((old, _)) = displaced {
+            let guard = live.remove(&old).unwrap();
+            finals[old] = Some(within(guard.close()).await);
+        }
+        // Let traffic reach each session before it may be displaced.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    for slot in offered.iter() {
+        let taken = slot.lock().unwrap().take();
+        if let Some((index, _)) = taken {
+            let guard = live.remove(&index).unwrap();
+            finals[index] = Some(within(guard.close()).await);
+        }
+    }
+    assert!(live.is_empty());
+    done.store(true, Ordering::Release);
+    let mut total_calls = 0;
+    for worker in workers {
+        total_calls += within(worker).await.unwrap();
+    }
+
+    let mut totals = [0u64; 4];
+    for (index, (final_count, counters)) in finals.iter().zip(seen.iter()).enumerate() {
+        let served = counters.served.load(Ordering::Relaxed);
+        assert_eq!(
+            *final_count,
+            Some(served),
+            "session {index}: calls_served vs what clients saw"
+        );
+        totals[0] += served;
+        totals[1] += counters.errors.load(Ordering::Relaxed);
+        totals[2] += counters.unauthorized.load(Ordering::Relaxed);
+        totals[3] += counters.cancelled.load(Ordering::Relaxed);
+    }
+    assert_eq!(totals.iter().sum::<u64>(), total_calls);
+    assert!(
+        totals[0] > 0 && totals[1] > 0 && totals[2] > 0,
+        "{totals:?}"
+    );
+    assert_eq!(host.open_sessions(), 0);
+    assert_eq!(host.calls_in_flight(), 0);
+
+    assert!(
+        fds_on_port(addr.port()) > 0,
+        "the listener itself is counted"
+    );
+    within(host.shutdown()).await;
+    drop(host);
+    drop(surface);
+    // Every socket of the host closed, and the process holds no more file
+    // descriptors than before (another test's runtime may still be winding
+    // down, so the process-wide count may even be lower).
+    let mut fds_after = open_fds();
+    for _ in 0..100 {
+        if fds_after <= fds_before && fds_on_port(addr.port()) == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        fds_after = open_fds();
+    }
+    assert_eq!(fds_on_port(addr.port()), 0, "sockets of the host leaked");
+    assert!(
+        fds_after <= fds_before,
+        "file descriptors leaked: {fds_before} -> {fds_after}"
+    );
+    let bytes_after = LIVE_BYTES.load(Ordering::Relaxed);
+    let grown = bytes_after - bytes_before;
+    println!(
+        "soak: {sessions} sessions, {connections} connections, {total_calls} calls in {:.1}s: \
+         served {}, errors {}, 401 {}, cancelled {}; fds {fds_before} -> {fds_after}; \
+         live heap +{grown} bytes; max RSS {} KiB",
+        started.elapsed().as_secs_f64(),
+        totals[0],
+        totals[1],
+        totals[2],
+        totals[3],
+        max_rss_kib()
+    );
+    assert!(grown < 256 * 1024, "live heap grew by {grown} bytes");
+}
+
+/// Many connections hammer one bearer while the guard is dropped at a
+/// random moment. The surface checks a flag raised right after `drop`
+/// returns: no call may reach it later. Every call either succeeded before
+/// the drop or was refused after (401, or 202 when cancelled).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revocation_under_fire() {
+    let _serial = SERIAL.lock().await;
+    struct Marked {
+        dropped: Arc<AtomicBool>,
+        late: Arc<AtomicUsize>,
+        tools: Arc<[Tool]>,
+    }
+    impl ToolSurface for Marked {
+        async fn list_tools(&self) -> Arc<[Tool]> {
+            Arc::clone(&self.tools)
+        }
+        async fn call(&self, _: &str, _: &Value) -> ToolOutcome {
+            // Acquire: pairs with the Release store made after `drop` returned.
+            if self.dropped.load(Ordering::Acquire) {
+                self.late.fetch_add(1, Ordering::SeqCst);
+            }
+            ToolOutcome::text("ok")
+        }
+    }
+    let (rounds, workers_per_round) = if full() { (800, 16) } else { (30, 8) };
+    let host = host().await;
+    let addr = host.local_addr();
+    let tools: Arc<[Tool]> = vec![Tool::new("ok", "", json!({"type": "object"})).unwrap()].into();
+    let late = Arc::new(AtomicUsize::new(0));
+    let mut rng = Rng(7);
+    let (mut attempts, mut before, mut after) = (0u64, 0u64, 0u64);
+    for _ in 0..rounds {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let surface = Arc::new(Marked {
+            dropped: dropped.clone(),
+            late: late.clone(),
+            tools: tools.clone(),
+        });
+        let session = host.open_session(surface).unwrap();
+        let bearer = bearer_of(&session);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut workers = Vec::new();
+        for w in 0..workers_per_round {
+            let (bearer, dropped, stop) = (bearer.clone(), dropped.clone(), stop.clone());
+            workers.push(tokio::spawn(async move {
+                let mut conn = Conn::open(addr).await;
+                let (mut n, mut ok, mut refused) = (0u64, 0u64, 0u64);
+                while !stop.load(Ordering::Acquire) {
+                    let sent_after_drop = dropped.load(Ordering::Acquire);
+                    let r = conn
+                        .send(&post(
+                            addr,
+                            &bearer,
+                            &call_body(w, "ok", json!({})).to_string(),
+                        ))
+                        .await;
+                    n += 1;
+                    match r.status {
+                        200 => {
+                            assert!(!sent_after_drop, "a call sent after the drop succeeded");
+                            ok += 1;
+                        }
+                        401 | 202 => refused += 1,
+                        other => panic!("unexpected status {other}"),
+                    }
+                }
+                (n, ok, refused)
+            }));
+        }
+        // Drop at a random moment: after 0..2 ms of traffic.
+        tokio::time::sleep(Duration::from_micros(rng.below(2_000) as u64)).await;
+        drop(session);
+        dropped.store(true, Ordering::Release);
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        stop.store(true, Ordering::Release);
+        for worker in workers {
+            let (n, ok, refused) = within(worker).await.unwrap();
+            attempts += n;
+            before += ok;
+            after += refused;
+        }
+    }
+    println!("revocation under fire: {rounds} rounds, {attempts} attempts, {before} before the drop, {after} refused after");
+    assert_eq!(attempts, before + after);
+    assert_eq!(
+        late.load(Ordering::SeqCst),
+        0,
+        "a call reached the surface after drop returned"
+    );
+    if full() {
+        assert!(attempts >= 100_000, "only {attempts} attempts");
+    }
+}
