@@ -48,19 +48,12 @@ async fn disconnect_mid_call_drops_the_tool() {
         &call_body(1, "hang", json!({})).to_string(),
     ))
     .await;
-    let mut waited = Duration::ZERO;
-    while surface.calls() == 0 {
-        assert!(waited < STEP, "the call never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        waited += Duration::from_millis(5);
-    }
+    wait_until("the call starts", || surface.calls() > 0).await;
     drop(conn);
-    let mut waited = Duration::ZERO;
-    while !surface.hang_dropped.load(Ordering::SeqCst) {
-        assert!(waited < STEP, "the tool future outlived its connection");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        waited += Duration::from_millis(5);
-    }
+    wait_until("the tool future is dropped with its connection", || {
+        surface.hang_dropped.load(Ordering::SeqCst)
+    })
+    .await;
     assert_eq!(host.calls_in_flight(), 0);
 }
 

@@ -6,7 +6,6 @@ mod support;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
@@ -423,14 +422,9 @@ async fn disconnect_drops_the_tool_future() {
     within(started).await;
     assert!(!dropped.load(Ordering::SeqCst));
     drop(conn);
-    let mut waited = Duration::ZERO;
-    while !dropped.load(Ordering::SeqCst) {
-        assert!(
-            waited < Duration::from_secs(5),
-            "the tool future was not dropped after the disconnect"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        waited += Duration::from_millis(5);
-    }
+    wait_until("the tool future is dropped after the disconnect", || {
+        dropped.load(Ordering::SeqCst)
+    })
+    .await;
     assert_eq!(session.calls_served(), 0, "a cancelled call is not served");
 }

@@ -25,6 +25,19 @@ pub async fn within<F: Future>(future: F) -> F::Output {
         .expect("step timed out")
 }
 
+/// Polls `condition` every 5 ms until it holds, failing the test with
+/// `what` if it does not within [`STEP`].
+pub async fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + STEP;
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// A host with the default config (port 0).
 pub async fn host() -> ToolHost {
     host_with(ToolHostConfig::default()).await
