@@ -48,14 +48,21 @@
 //!   request asks; [`StaticSurface`], a fixed list plus an executor.
 //! - `tool`, `outcome`: [`Tool`] descriptors; [`ToolOutcome`], success,
 //!   refusal or failure.
+//! - `call`: [`ToolCall`], the per-call context of long calls, with its
+//!   [`Progress`] reporter and [`CancelSignal`].
 //! - `error`: the one public [`Error`].
 //! - `transport` (private): the hyper service function and its HTTP checks.
 //! - `bearer`, `revocation` (private): the token format, and the lock-free
 //!   slab that validates and revokes bearers in O(1).
 //! - `jsonrpc`, `era`, `mcp` (private): JSON-RPC envelopes, protocol
-//!   revisions, and the method dispatcher.
+//!   revisions (legacy and 2026-07-28, classified per request), and the
+//!   method dispatcher.
+//! - `sse`, `in_flight` (private): the response body that streams a call
+//!   and its progress; the calls in flight, for cancellation.
 //! - `base64` (private): decoding the `=?base64?…?=` header form.
 //! - `race`, `unwind` (private): a two-way select and panic containment.
+//! - `bench_support` (hidden, `bench-internals` feature): what the crate's
+//!   benches and fuzz targets reach without a socket. Not API.
 //!
 //! # Security model
 //!
@@ -65,7 +72,8 @@
 //! a live bearer of this host's minting (else 401), checked in constant time
 //! before the body is read. Each bearer carries 256 random bits and belongs
 //! to one [`ToolSession`]; dropping the guard revokes it in one atomic step.
-//! A panicking tool fails its own call only. Bearers never appear in
+//! It also cancels the session's calls in flight. A panicking tool fails its
+//! own call only. Bearers never appear in
 //! `Debug`, errors or logs (the crate logs nothing). What it cannot defend
 //! against: a process that can read the caller's memory, or the agent it
 //! handed the bearer to, while the session is open. See README.md for the

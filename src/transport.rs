@@ -87,7 +87,8 @@ async fn serve_checked(
     if !is_json_media_type(headers.get(header::CONTENT_TYPE)) {
         return Err(Rejection::UnsupportedMediaType);
     }
-    if !accepts_json(headers) {
+    let accepts = accepts(headers);
+    if !accepts.json {
         return Err(Rejection::NotAcceptable);
     }
     let limit = shared.max_body_bytes;
@@ -113,7 +114,7 @@ async fn serve_checked(
     };
     let context = RequestContext {
         headers: envelope,
-        accepts_sse: accepts_event_stream(&parts.headers),
+        accepts_sse: accepts.event_stream,
     };
     let (class, body) = match mcp::dispatch(&lease, &context, &body).await {
         Reply::Complete { class, body } => (class, body),
@@ -158,8 +159,23 @@ fn is_json_media_type(value: Option<&HeaderValue>) -> bool {
         .eq_ignore_ascii_case(b"application/json")
 }
 
-/// Lenient `Accept`: absent, or any entry admitting JSON.
-fn accepts_json(headers: &HeaderMap) -> bool {
+/// What the `Accept` header admits, read in one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Accepts {
+    /// Absent, or an entry admits `application/json` (lenient: `*/*` and
+    /// `application/*` count).
+    json: bool,
+    /// An entry names `text/event-stream` explicitly: only then may a call's
+    /// response be a stream (a wildcard is not taken as a promise to parse
+    /// SSE).
+    event_stream: bool,
+}
+
+fn accepts(headers: &HeaderMap) -> Accepts {
+    let mut found = Accepts {
+        json: false,
+        event_stream: false,
+    };
     let mut present = false;
     for value in headers.get_all(header::ACCEPT) {
         present = true;
@@ -169,31 +185,18 @@ fn accepts_json(headers: &HeaderMap) -> bool {
                 .next()
                 .unwrap_or(&[])
                 .trim_ascii();
-            if [&b"application/json"[..], b"application/*", b"*/*"]
-                .iter()
-                .any(|ok| range.eq_ignore_ascii_case(ok))
+            if range.eq_ignore_ascii_case(b"text/event-stream") {
+                found.event_stream = true;
+            } else if range.eq_ignore_ascii_case(b"application/json")
+                || range.eq_ignore_ascii_case(b"application/*")
+                || range == b"*/*"
             {
-                return true;
+                found.json = true;
             }
         }
     }
-    !present
-}
-
-/// Whether `Accept` names `text/event-stream` explicitly: only then may a
-/// call's response be a stream (a wildcard is not taken as a promise to
-/// parse SSE).
-fn accepts_event_stream(headers: &HeaderMap) -> bool {
-    headers.get_all(header::ACCEPT).iter().any(|value| {
-        value.as_bytes().split(|&b| b == b',').any(|entry| {
-            let range = entry
-                .split(|&b| b == b';')
-                .next()
-                .unwrap_or(&[])
-                .trim_ascii();
-            range.eq_ignore_ascii_case(b"text/event-stream")
-        })
-    })
+    found.json |= !present;
+    found
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<u64> {
@@ -353,6 +356,10 @@ mod tests {
         assert!(!is_json_media_type(None));
     }
 
+    fn accepts_json(headers: &HeaderMap) -> bool {
+        accepts(headers).json
+    }
+
     /// Accept: lenient, but a client that rules JSON out gets 406.
     #[test]
     fn accept() {
@@ -368,6 +375,20 @@ mod tests {
         ])));
         assert!(!accepts_json(&headers(&[("accept", "text/event-stream")])));
         assert!(!accepts_json(&headers(&[("accept", "text/html")])));
+        // Streaming needs SSE named explicitly.
+        let both = accepts(&headers(&[(
+            "accept",
+            "application/json, Text/Event-Stream;q=1",
+        )]));
+        assert_eq!(
+            both,
+            Accepts {
+                json: true,
+                event_stream: true
+            }
+        );
+        assert!(!accepts(&headers(&[("accept", "*/*")])).event_stream);
+        assert!(!accepts(&headers(&[])).event_stream);
     }
 
     /// Each rejection has its status, and 401/405 their extra headers.
