@@ -5,7 +5,6 @@
 use crate::bearer::Bearer;
 use crate::era::EnvelopeHeaders;
 use crate::mcp::{self, Reply, RequestContext};
-use crate::revocation::SlotRef;
 use crate::session::Lease;
 use crate::ToolHost;
 
@@ -25,16 +24,8 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let Some(bearer) = Bearer::parse_header(authorization) else {
         return Vec::new();
     };
-    let Some(session) = shared.slab.validate(&bearer) else {
+    let Some(lease) = Lease::acquire(shared, &bearer) else {
         return Vec::new();
-    };
-    let lease = Lease {
-        session,
-        shared: std::sync::Arc::clone(shared),
-        at: SlotRef {
-            slot: bearer.slot,
-            generation: bearer.generation,
-        },
     };
     let context = RequestContext {
         headers: EnvelopeHeaders::default(),

@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
+use crate::entry::EntryGate;
 use crate::in_flight::InFlightCalls;
 use crate::mcp::ServerInfo;
 use crate::race::{race, First};
@@ -372,6 +373,7 @@ impl ToolHost {
             calls_served: AtomicU64::new(0),
             id: SessionId(shared.next_session_id.fetch_add(1, Ordering::Relaxed)),
             in_flight: InFlightCalls::default(),
+            entry: EntryGate::default(),
         });
         let bearer = shared
             .slab

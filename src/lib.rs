@@ -57,6 +57,8 @@
 //! - `jsonrpc`, `era`, `mcp` (private): JSON-RPC envelopes, protocol
 //!   revisions (legacy and 2026-07-28, classified per request), and the
 //!   method dispatcher.
+//! - `entry` (private): the gate that makes "no call starts after the
+//!   guard's drop returns" exact.
 //! - `sse`, `in_flight` (private): the response body that streams a call
 //!   and its progress; the calls in flight, for cancellation.
 //! - `base64` (private): decoding the `=?base64?…?=` header form.
@@ -87,6 +89,7 @@ mod bearer;
 #[doc(hidden)]
 pub mod bench_support;
 mod call;
+mod entry;
 mod era;
 mod error;
 mod host;

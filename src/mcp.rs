@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use std::sync::atomic::Ordering;
 
 use crate::call::{CancelSignal, Progress, ToolCall};
+use crate::entry::FirstPoll;
 use crate::era::{self, EnvelopeHeaders, Era};
 use crate::in_flight::InFlight;
 use crate::jsonrpc::{self, code, take, ErrorObject, Message, Request};
@@ -496,18 +497,22 @@ async fn run_call(
     // Registered before the liveness check, so a revocation either fails
     // that check or finds this call to cancel (see `ToolSession`'s drop).
     let in_flight = InFlight::register(lease, id.clone(), signal.clone());
-    // The last check before the surface runs (revocation invariant I3): a
-    // drop that returned before this load is seen here.
-    if !lease.is_live() {
+    // The last check before the surface runs, made inside the session's
+    // entry gate: either it sees a revocation, or the guard's drop waits
+    // until this call's first poll is over (see `entry.rs`).
+    let Some(entry) = lease.session.entry.enter(|| lease.is_live()) else {
         return CallEnd::Revoked;
-    }
+    };
     let context = ToolCall {
         name: &call.name,
         arguments: &call.arguments,
         progress,
         cancel: &signal,
     };
-    let invocation = CatchUnwind::new(lease.session.surface.call_with(context));
+    let invocation = FirstPoll::new(
+        CatchUnwind::new(lease.session.surface.call_with(context)),
+        entry,
+    );
     let limit = lease.shared.call_timeout;
     let deadline = async move {
         match limit {

@@ -32,19 +32,22 @@
 //!   equals the bearer's generation — which implies the live bit — and its
 //!   secret equals the slot's in constant time, and the state word reads the
 //!   same after the secret was read.
-//! - **I2 (revocation).** Revoking is one `fetch_add` on the state word. It
-//!   never spins, never locks, and never waits for calls in flight. Once it
+//! - **I2 (revocation).** Revoking is one compare-and-swap on the state word
+//!   (from the bearer's generation to the next, so a second revoke is a
+//!   no-op). It never spins, never locks, and never waits for calls in
+//!   flight. Once it
 //!   has happened, the state word can never again hold the revoked
 //!   generation (it only grows), so the bearer is dead for good — a reused
 //!   slot runs at a later generation and never accepts an old bearer.
 //! - **I3 (linearization).** A check takes effect at its load of the state
-//!   word. A check whose load is ordered after the revoking `fetch_add` fails.
-//!   A check whose load came first was admitted *before* the revocation, even
-//!   if the revoker returns a moment later: that call is concurrent with the
-//!   drop and may still be running, or just entering the surface, when the
-//!   drop returns. The host narrows that window to nothing but the invocation
-//!   itself by calling [`RevocationSlab::admit`] immediately before it invokes
-//!   the surface (see `mcp.rs`).
+//!   word. A check whose load is ordered after the revoking CAS fails. A
+//!   check whose load came first was admitted *before* the revocation, even
+//!   if the revoker returns a moment later: on its own, the slab cannot stop
+//!   such a call from entering the surface after `revoke` returns. The host
+//!   closes that window above the slab: the last check before the surface
+//!   runs is made inside the session's entry gate, and the guard's drop waits
+//!   for calls caught there to finish their first poll (see `entry.rs`).
+//!   `revoke` itself still never waits.
 //! - **I4 (what gives security).** Only the secret (256 random bits) makes a
 //!   bearer unforgeable. The slot and generation are addresses: they give
 //!   liveness and O(1) lookup, not secrecy. A well-formed bearer naming an
@@ -54,7 +57,7 @@
 //!   the generation it checked; it does, because it re-reads the state word
 //!   after them (a seqlock). The secret is written only while the slot is
 //!   vacant, with `Release` stores after the slot was popped from the free
-//!   list, itself after the revoking `fetch_add`; a reader that loads
+//!   list, itself after the revoking CAS; a reader that loads
 //!   (`Acquire`) any word of a new secret therefore sees the state word past
 //!   its own generation on the re-read, and refuses.
 //! - **I6 (free list).** Revoked slots go onto a Treiber stack. Pushes (from
@@ -127,6 +130,16 @@ struct Slot<T> {
 pub(crate) struct SlotRef {
     pub(crate) slot: u32,
     pub(crate) generation: u64,
+}
+
+impl SlotRef {
+    /// Where `bearer` says its session lives.
+    pub(crate) fn of(bearer: &Bearer) -> Self {
+        Self {
+            slot: bearer.slot,
+            generation: bearer.generation,
+        }
+    }
 }
 
 // === impl RevocationSlab ===
@@ -214,11 +227,7 @@ impl<T> RevocationSlab<T> {
             .clone()?;
         // The slot may have been revoked and reopened while we took the
         // payload; then it belongs to somebody else.
-        self.admit(SlotRef {
-            slot: bearer.slot,
-            generation: bearer.generation,
-        })
-        .then_some(payload)
+        self.admit(SlotRef::of(bearer)).then_some(payload)
     }
 
     /// The liveness re-check made right before a tool call runs (I3).
@@ -226,7 +235,7 @@ impl<T> RevocationSlab<T> {
     /// True while the bearer at `at` has not been revoked. A `false` is
     /// final: a revoked generation never comes back (I2).
     pub(crate) fn admit(&self, at: SlotRef) -> bool {
-        // Acquire: pairs with the AcqRel `fetch_add` in `revoke`, so a check
+        // Acquire: pairs with the AcqRel CAS in `revoke`, so a check
         // that sees the revocation also sees everything before it.
         self.slot(at.slot)
             .is_some_and(|slot| slot.state.load(Ordering::Acquire) == at.generation)
@@ -368,10 +377,7 @@ mod tests {
     use std::sync::Barrier;
 
     fn at(bearer: &Bearer) -> SlotRef {
-        SlotRef {
-            slot: bearer.slot,
-            generation: bearer.generation,
-        }
+        SlotRef::of(bearer)
     }
 
     /// Slot indices map onto pages without gaps or overlaps.

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::bearer::Bearer;
+use crate::entry::EntryGate;
 use crate::host::Shared;
 use crate::in_flight::InFlightCalls;
 use crate::revocation::SlotRef;
@@ -17,6 +18,7 @@ pub(crate) struct SessionState {
     pub(crate) calls_served: AtomicU64,
     pub(crate) id: SessionId,
     pub(crate) in_flight: InFlightCalls,
+    pub(crate) entry: EntryGate,
 }
 
 /// A request's hold on a session: its state, and the means to re-check
@@ -30,6 +32,17 @@ pub(crate) struct Lease {
 }
 
 impl Lease {
+    /// Checks `bearer` against the slab and, when it is live, takes a lease
+    /// on its session.
+    pub(crate) fn acquire(shared: &Arc<Shared>, bearer: &Bearer) -> Option<Self> {
+        let session = shared.slab.validate(bearer)?;
+        Some(Self {
+            session,
+            shared: Arc::clone(shared),
+            at: SlotRef::of(bearer),
+        })
+    }
+
     /// The re-check made immediately before a tool call runs.
     pub(crate) fn is_live(&self) -> bool {
         self.shared.slab.admit(self.at)
@@ -57,7 +70,10 @@ impl fmt::Display for SessionId {
 ///
 /// **Dropping the guard revokes the bearer at that instant**, in one atomic
 /// step that never waits: once `drop` has returned, every request with the
-/// bearer gets 401 and no new call reaches the surface.
+/// bearer gets 401 and no new call reaches the surface. To make that exact,
+/// the drop lets a call caught between its last check and the surface
+/// finish its *first poll* (the tool's code up to its first `.await`)
+/// before it returns; it never waits for a call's whole run.
 ///
 /// **It also cancels the session's calls in flight**: their futures are
 /// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and none
@@ -184,12 +200,12 @@ impl ToolSession {
 impl Drop for ToolSession {
     fn drop(&mut self) {
         // First the revocation, one atomic step: from here on no request is
-        // admitted. Then the calls already running are told to stop.
-        self.shared.slab.revoke(SlotRef {
-            slot: self.bearer.slot,
-            generation: self.bearer.generation,
-        });
+        // admitted. Then the calls already running are told to stop, and a
+        // call caught between its last check and its first poll is let
+        // through that poll, so none starts after this returns.
+        self.shared.slab.revoke(SlotRef::of(&self.bearer));
         self.state.in_flight.cancel_all();
+        self.state.entry.close();
     }
 }
 

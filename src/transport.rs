@@ -36,7 +36,6 @@ use crate::era::EnvelopeHeaders;
 use crate::host::Shared;
 use crate::jsonrpc::{self, code, ErrorObject};
 use crate::mcp::{self, Reply, ReplyClass, RequestContext};
-use crate::revocation::SlotRef;
 use crate::session::Lease;
 use crate::sse::{ResponseBody, SseCall};
 
@@ -139,15 +138,7 @@ fn authenticate(shared: &Arc<Shared>, headers: &HeaderMap) -> Option<Lease> {
         return None;
     }
     let bearer = Bearer::parse_header(value.as_bytes())?;
-    let session = shared.slab.validate(&bearer)?;
-    Some(Lease {
-        session,
-        shared: Arc::clone(shared),
-        at: SlotRef {
-            slot: bearer.slot,
-            generation: bearer.generation,
-        },
-    })
+    Lease::acquire(shared, &bearer)
 }
 
 /// `application/json`, any case, optionally with parameters (`; charset=utf-8`).

@@ -48,10 +48,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// The tests here measure process-wide figures (file descriptors, heap), so
-/// they run one at a time.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 fn full() -> bool {
     std::env::var("EMBACLE_SOAK").is_ok_and(|v| v == "full")
 }
@@ -168,14 +164,21 @@ struct Seen {
     cancelled: AtomicU64,
 }
 
+/// Both soaks, one after the other in one test: they measure process-wide
+/// figures (file descriptors, heap), which a test running beside them in
+/// this process would disturb.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soak() {
+    soak_sessions_and_connections().await;
+    revocation_under_fire().await;
+}
+
 /// Sessions opened and dropped concurrently with calls from many
 /// connections, some tools panicking, some slow, some refusing. At the end
 /// every count is exact (each session's final `calls_served` equals the
 /// successes and refusals its clients saw), no session or call is left, no
 /// file descriptor leaked, and live heap memory is back near its start.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn soak_sessions_and_connections() {
-    let _serial = SERIAL.lock().await;
     // The expected panics of the `boom` tool would print thousands of
     // backtraces; keep the default hook for every other panic.
     let default_hook = std::panic::take_hook();
@@ -313,8 +316,7 @@ async fn soak_sessions_and_connections() {
     drop(host);
     drop(surface);
     // Every socket of the host closed, and the process holds no more file
-    // descriptors than before (another test's runtime may still be winding
-    // down, so the process-wide count may even be lower).
+    // descriptors than before.
     let mut fds_after = open_fds();
     for _ in 0..100 {
         if fds_after <= fds_before && fds_on_port(addr.port()) == 0 {
@@ -348,9 +350,7 @@ async fn soak_sessions_and_connections() {
 /// random moment. The surface checks a flag raised right after `drop`
 /// returns: no call may reach it later. Every call either succeeded before
 /// the drop or was refused after (401, or 202 when cancelled).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revocation_under_fire() {
-    let _serial = SERIAL.lock().await;
     struct Marked {
         dropped: Arc<AtomicBool>,
         late: Arc<AtomicUsize>,
