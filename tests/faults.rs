@@ -249,3 +249,54 @@ async fn connection_flood_keeps_live_sessions_served() {
         "only {closed} of 64 excess connections were refused"
     );
 }
+
+/// Slowloris: headers trickled one byte at a time, each byte well inside
+/// any per-read timeout, are still cut off once `header_read_timeout` has
+/// passed in total, without a request being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slowloris_is_cut_off_at_the_header_timeout() {
+    let host = host_with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(400),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let surface = RecordingSurface::new();
+    let session = host.open_session(surface.clone()).unwrap();
+    let addr = host.local_addr();
+    let request = post(
+        addr,
+        &bearer_of(&session),
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    );
+    let mut conn = Conn::open(addr).await;
+    let started = std::time::Instant::now();
+    let mut sent = 0;
+    for byte in &request {
+        if conn.try_write(std::slice::from_ref(byte)).await.is_err() {
+            break;
+        }
+        sent += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if started.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+    }
+    assert!(
+        sent < request.len(),
+        "the whole trickled request was accepted"
+    );
+    let closed_after = started.elapsed();
+    assert!(
+        closed_after >= Duration::from_millis(350),
+        "closed too early: {closed_after:?}"
+    );
+    assert!(
+        closed_after < Duration::from_secs(3),
+        "not closed at the header timeout"
+    );
+    assert!(tokio::time::timeout(STEP, conn.read_response_unbounded())
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(surface.calls(), 0);
+}

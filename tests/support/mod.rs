@@ -249,6 +249,11 @@ impl Conn {
         within(self.stream.write_all(bytes)).await.expect("write");
     }
 
+    /// Writes, reporting a failure (the server closed) instead of panicking.
+    pub async fn try_write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        within(self.stream.write_all(bytes)).await
+    }
+
     /// Reads one response, using its Content-Length.
     pub async fn read_response(&mut self) -> RawResponse {
         within(self.read_response_unbounded())
