@@ -3,57 +3,21 @@
 //! figures are reported, not asserted.
 //!
 //! `cargo bench --bench allocations`
-#![allow(unsafe_code)] // a GlobalAlloc impl is unsafe by definition
 
 mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 
 use embacle_tool_host::bench_support;
 use embacle_tool_host::{ToolHost, ToolHostConfig, ToolSession};
 
 use common::*;
 
-/// Counts allocation calls and live bytes.
-struct Counting;
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged; the counters are plain atomics and never affect the result.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        LIVE_BYTES.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use counting_alloc::{allocations, live_bytes, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.load(Ordering::Relaxed)
-}
 
 /// Average allocations of `f` over `n` runs, after a warm-up.
 fn per_run(n: usize, mut f: impl FnMut()) -> f64 {
@@ -148,11 +112,11 @@ fn main() {
     let shared_surface = surface(1);
     const N: usize = 10_000;
     let mut guards: Vec<ToolSession> = Vec::with_capacity(N);
-    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let before = live_bytes();
     for _ in 0..N {
         guards.push(host.open_session(shared_surface.clone()).unwrap());
     }
-    let host_side = (LIVE_BYTES.load(Ordering::Relaxed) - before) as f64 / N as f64;
+    let host_side = (live_bytes() - before) as f64 / N as f64;
     report(
         "memory.host_bytes_per_idle_session",
         format!("{host_side:.0}"),

@@ -4,11 +4,9 @@
 //! 1,000 sessions, 64 connections, over 100,000 revocation attempts — runs
 //! with `EMBACLE_SOAK=full cargo test --release --test soak -- --nocapture`
 //! (`.ci/run` does), and prints its figures.
-#![allow(unsafe_code)] // the counting GlobalAlloc below
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,35 +16,12 @@ use serde_json::{json, Value};
 mod support;
 use support::*;
 
-/// Live heap bytes, to show memory returns to where it started.
-struct Counting;
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-// SAFETY: forwards every call to `System` unchanged; the counter never
-// affects the result.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE_BYTES.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
+/// Live heap bytes are counted, to show memory returns to where it started.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 fn full() -> bool {
     std::env::var("EMBACLE_SOAK").is_ok_and(|v| v == "full")
@@ -193,7 +168,7 @@ async fn soak_sessions_and_connections() {
         (120, 16, 16)
     };
     let fds_before = open_fds();
-    let bytes_before = LIVE_BYTES.load(Ordering::Relaxed);
+    let bytes_before = counting_alloc::live_bytes();
     let started = Instant::now();
     let host = host_with(ToolHostConfig {
         max_connections: 256,
@@ -330,7 +305,7 @@ async fn soak_sessions_and_connections() {
         fds_after <= fds_before,
         "file descriptors leaked: {fds_before} -> {fds_after}"
     );
-    let bytes_after = LIVE_BYTES.load(Ordering::Relaxed);
+    let bytes_after = counting_alloc::live_bytes();
     let grown = bytes_after - bytes_before;
     println!(
         "soak: {sessions} sessions, {connections} connections, {total_calls} calls in {:.1}s: \
