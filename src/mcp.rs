@@ -29,6 +29,7 @@ use crate::entry::FirstPoll;
 use crate::era::{self, EnvelopeHeaders, Era};
 use crate::in_flight::InFlight;
 use crate::jsonrpc::{self, code, take, ErrorObject, Message, Request};
+use crate::outcome::write_json_str;
 use crate::race::{race, First};
 use crate::session::Lease;
 use crate::sse::SseCall;
@@ -312,21 +313,18 @@ fn initialize(
             "initialize needs params.protocolVersion, a string",
         ));
     };
-    let mut result = Map::new();
-    result.insert("protocolVersion".into(), era::negotiate(requested).into());
+    out.extend_from_slice(b"{\"protocolVersion\":");
+    write_json_str(out, era::negotiate(requested));
     // listChanged: false — a POST-only host with JSON responses has no
     // channel to deliver notifications/tools/list_changed on.
-    result.insert(
-        "capabilities".into(),
-        serde_json::json!({"tools": {"listChanged": false}}),
-    );
-    let implementation: Value =
-        serde_json::from_str(&info.implementation).expect("rendered by ServerInfo::new");
-    result.insert("serverInfo".into(), implementation);
+    out.extend_from_slice(b",\"capabilities\":{\"tools\":{\"listChanged\":false}}");
+    out.extend_from_slice(b",\"serverInfo\":");
+    out.extend_from_slice(info.implementation.as_bytes());
     if let Some(instructions) = &info.instructions {
-        result.insert("instructions".into(), instructions.as_str().into());
+        out.extend_from_slice(b",\"instructions\":");
+        write_json_str(out, instructions);
     }
-    crate::outcome::write_json(out, &Value::Object(result));
+    out.push(b'}');
     Ok(())
 }
 
