@@ -46,3 +46,34 @@ pub fn decode_header_value(raw: &[u8]) -> Option<Vec<u8>> {
 pub fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
     crate::base64::decode(text)
 }
+
+/// The whole request path minus the socket: `input` is written, as raw
+/// HTTP/1.1 bytes, into an in-memory duplex pipe served exactly as a
+/// connection of the host is (same builder, same service), the write side
+/// is then closed, and everything the host wrote back is returned.
+pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let shared = std::sync::Arc::clone(host.shared());
+    let connection = crate::host::connection_builder(host.config()).serve_connection(
+        hyper_util::rt::TokioIo::new(server),
+        hyper::service::service_fn(move |request| {
+            crate::transport::serve(std::sync::Arc::clone(&shared), request)
+        }),
+    );
+    let serving = tokio::spawn(connection);
+    let (mut reader, mut writer) = tokio::io::split(client);
+    // Written from its own task, so a host that stops reading (a rejected
+    // body) cannot block the read below.
+    let input = input.to_vec();
+    let writing = tokio::spawn(async move {
+        let _ = writer.write_all(&input).await;
+        let _ = writer.shutdown().await;
+    });
+    let mut output = Vec::new();
+    let _ = reader.read_to_end(&mut output).await;
+    writing.abort();
+    let _ = serving.await;
+    output
+}

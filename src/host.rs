@@ -255,6 +255,8 @@ pub struct ToolHost {
 /// Owned by the `ToolHost` clones only; dropping the last one stops the host.
 struct HostHandle {
     shared: Arc<Shared>,
+    #[cfg(feature = "bench-internals")]
+    config: ToolHostConfig,
     local_addr: SocketAddr,
     stop: watch::Sender<Stop>,
     /// Becomes true when the accept loop and every connection have ended.
@@ -326,6 +328,8 @@ impl ToolHost {
         let (stop_tx, stop_rx) = watch::channel(Stop::Running);
         let (stopped_tx, stopped_rx) = watch::channel(false);
         let (drained_tx, drained_rx) = watch::channel(true);
+        #[cfg(feature = "bench-internals")]
+        let accept_config = config.clone();
         let accept = AcceptLoop {
             listener,
             shared: Arc::clone(&shared),
@@ -338,6 +342,8 @@ impl ToolHost {
         Ok(Self {
             inner: Arc::new(HostHandle {
                 shared,
+                #[cfg(feature = "bench-internals")]
+                config: accept_config,
                 local_addr,
                 stop: stop_tx,
                 stopped: stopped_rx,
@@ -429,6 +435,12 @@ impl ToolHost {
         &self.inner.shared
     }
 
+    /// The config the host was bound with (for `bench_support`).
+    #[cfg(feature = "bench-internals")]
+    pub(crate) fn config(&self) -> &ToolHostConfig {
+        &self.inner.config
+    }
+
     /// Asks the accept loop to stop; an earlier or harder request wins.
     fn request_stop(&self, wanted: Stop) {
         self.inner
@@ -458,6 +470,18 @@ impl fmt::Debug for ToolHost {
     }
 }
 
+/// The HTTP/1.1 settings every connection is served with. The timer must be
+/// set, or hyper silently ignores the header read timeout.
+pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout)
+        .max_buf_size(config.max_header_bytes)
+        .keep_alive(true);
+    builder
+}
+
 /// The accept loop task and what it owns.
 struct AcceptLoop {
     listener: TcpListener,
@@ -477,12 +501,7 @@ impl AcceptLoop {
         // Raised to close every connection at once (Stop::Now, or a drain
         // past its deadline).
         let (close_tx, close_rx) = watch::channel(false);
-        let mut builder = http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.config.header_read_timeout)
-            .max_buf_size(self.config.max_header_bytes)
-            .keep_alive(true);
+        let builder = connection_builder(&self.config);
         let mut backoff = Duration::from_millis(5);
         loop {
             let accepted = match race(self.listener.accept(), self.stop.changed()).await {

@@ -73,7 +73,9 @@ impl fmt::Display for SessionId {
 /// bearer gets 401 and no new call reaches the surface. To make that exact,
 /// the drop lets a call caught between its last check and the surface
 /// finish its *first poll* (the tool's code up to its first `.await`)
-/// before it returns; it never waits for a call's whole run.
+/// before it returns; it never waits for a call's whole run. So do not drop
+/// a guard while holding a lock that the surface's `call` takes before its
+/// first `.await`: the two would wait for each other.
 ///
 /// **It also cancels the session's calls in flight**: their futures are
 /// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and none
