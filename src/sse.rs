@@ -121,11 +121,8 @@ impl SseCall {
                 .reset(Instant::now() + self.keep_alive);
             return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
         }
-        // A throttled report waits for `throttle`, which is registered above
-        // (it was polled and is pending), so its expiry wakes us.
-        if self.throttled {
-            let _ = self.throttle.as_mut().poll(cx);
-        }
+        // A throttled report waits for `throttle`, polled (and so
+        // registered) above while pending: its expiry wakes us.
         Poll::Pending
     }
 
