@@ -46,6 +46,10 @@ fn main() {
     let auth = auth.as_bytes();
 
     let validate = per_run(10_000, || assert!(bench_support::validate(&host, auth)));
+    let read = per_run(10_000, || {
+        assert!(bench_support::read_request(CALL.as_bytes()));
+    });
+    // For comparison: the same body read whole into one `Value`.
     let parse = per_run(10_000, || {
         std::hint::black_box(serde_json::from_slice::<serde_json::Value>(CALL.as_bytes()).unwrap());
     });
@@ -76,7 +80,11 @@ fn main() {
         "allocations.dispatch_tools_call_static_surface",
         format!("{call_static:.1}"),
     );
-    report("allocations.parse_tools_call_body", format!("{parse:.1}"));
+    report("allocations.read_tools_call_body", format!("{read:.1}"));
+    report(
+        "allocations.tools_call_body_as_one_value",
+        format!("{parse:.1}"),
+    );
     report("allocations.dispatch_ping", format!("{ping:.1}"));
     report("allocations.dispatch_tools_call", format!("{call:.1}"));
 

@@ -37,6 +37,19 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     }
 }
 
+/// Reads a POST body as the dispatcher does (`jsonrpc::parse`), and says
+/// whether it is one JSON-RPC request.
+pub fn read_request(body: &[u8]) -> bool {
+    use crate::jsonrpc::{parse, Body, Message};
+    matches!(parse(body), Body::Single(Message::Request(_)))
+}
+
+/// Whether the borrowing JSON-RPC reader classifies `body` as reading it
+/// whole into one `serde_json::Value` does, wherever that can read it.
+pub fn reads_agree(body: &[u8]) -> bool {
+    crate::jsonrpc::reads_agree(body)
+}
+
 /// The modern-era header decoding (`=?base64?…?=` form), owned.
 pub fn decode_header_value(raw: &[u8]) -> Option<Vec<u8>> {
     crate::era::decode_header_value(raw).map(|value| value.into_owned())

@@ -31,7 +31,7 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use crate::base64;
-use crate::jsonrpc::{code, ErrorObject};
+use crate::jsonrpc::{code, ErrorObject, Params};
 
 /// Legacy revisions this host speaks, newest first; `initialize`
 /// counter-offers the first.
@@ -71,7 +71,7 @@ pub(crate) struct EnvelopeHeaders<'a> {
 pub(crate) fn classify(
     headers: &EnvelopeHeaders<'_>,
     method: &str,
-    params: Option<&Map<String, Value>>,
+    params: Option<&Params<'_>>,
 ) -> Result<Era, ErrorObject> {
     let meta = params
         .and_then(|p| p.get("_meta"))
@@ -104,7 +104,7 @@ pub(crate) fn classify(
 fn classify_modern(
     headers: &EnvelopeHeaders<'_>,
     method: &str,
-    params: Option<&Map<String, Value>>,
+    params: Option<&Params<'_>>,
     meta: Option<&Map<String, Value>>,
     requested: &Value,
 ) -> Result<Era, ErrorObject> {
@@ -209,6 +209,15 @@ mod tests {
 
     fn params(value: Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap()
+    }
+
+    /// The classifier, on params given as a map.
+    fn classify(
+        headers: &EnvelopeHeaders<'_>,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+    ) -> Result<Era, ErrorObject> {
+        super::classify(headers, method, params.cloned().map(Params::Owned).as_ref())
     }
 
     fn modern_params(name: Option<&str>) -> Map<String, Value> {

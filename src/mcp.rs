@@ -28,7 +28,7 @@ use crate::call::{CancelSignal, Progress, ToolCall};
 use crate::entry::FirstPoll;
 use crate::era::{self, EnvelopeHeaders, Era};
 use crate::in_flight::InFlight;
-use crate::jsonrpc::{self, code, take, ErrorObject, Message, Request};
+use crate::jsonrpc::{self, code, take, Body, ErrorObject, Message, Params, Request};
 use crate::outcome::write_json_str;
 use crate::race::{race, First};
 use crate::session::Lease;
@@ -104,24 +104,23 @@ pub(crate) struct RequestContext<'a> {
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     let mut out = Vec::with_capacity(256);
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(_) => {
+    match jsonrpc::parse(body) {
+        Body::NotJson => {
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
             jsonrpc::write_error(&mut out, None, &error);
-            return Reply::new(ReplyClass::Malformed, out);
+            Reply::new(ReplyClass::Malformed, out)
         }
-    };
-    match value {
-        Value::Array(batch) => dispatch_batch(lease, &request.headers, batch, out).await,
-        single => match handle_message(lease, request, single, false, &mut out).await {
-            Handled::Stream(call) => Reply::Stream(call),
-            Handled::Answered => Reply::new(ReplyClass::Answer, out),
-            Handled::Rejected => Reply::new(ReplyClass::Malformed, out),
-            Handled::NotFound => Reply::new(ReplyClass::NotFound, out),
-            Handled::Silent => Reply::new(ReplyClass::Accepted, out),
-            Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
-        },
+        Body::Batch(batch) => dispatch_batch(lease, &request.headers, batch, out).await,
+        Body::Single(message) => {
+            match handle_message(lease, request, message, false, &mut out).await {
+                Handled::Stream(call) => Reply::Stream(call),
+                Handled::Answered => Reply::new(ReplyClass::Answer, out),
+                Handled::Rejected => Reply::new(ReplyClass::Malformed, out),
+                Handled::NotFound => Reply::new(ReplyClass::NotFound, out),
+                Handled::Silent => Reply::new(ReplyClass::Accepted, out),
+                Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
+            }
+        }
     }
 }
 
@@ -158,7 +157,8 @@ async fn dispatch_batch(
         if before > opened {
             out.push(b',');
         }
-        match handle_message(lease, &request, member, true, &mut out).await {
+        let message = jsonrpc::classify(member);
+        match handle_message(lease, &request, message, true, &mut out).await {
             Handled::Answered | Handled::Rejected | Handled::NotFound | Handled::Stream(_) => {}
             Handled::Silent => out.truncate(before),
             Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
@@ -190,12 +190,12 @@ enum Handled {
 async fn handle_message(
     lease: &Lease,
     context: &RequestContext<'_>,
-    value: Value,
+    message: Message<'_>,
     in_batch: bool,
     out: &mut Vec<u8>,
 ) -> Handled {
     let info = &lease.shared.info;
-    let request = match jsonrpc::classify(value) {
+    let request = match message {
         Message::Request(request) => request,
         Message::Notification { method, params } => {
             if method == "notifications/cancelled" {
@@ -219,7 +219,7 @@ async fn handle_message(
     let Request { id, method, params } = request;
     let modern = matches!(era, Era::Modern(_));
     let start = jsonrpc::open_result(out, &id);
-    let result = match (era, method.as_str()) {
+    let result = match (era, method.as_ref()) {
         (Era::Legacy(_), "initialize") if in_batch => Err(ErrorObject::new(
             code::INVALID_REQUEST,
             "initialize must not be part of a batch",
@@ -301,7 +301,7 @@ fn discover(info: &ServerInfo, out: &mut Vec<u8>) {
 /// `initialize`: negotiate the version, advertise only `tools`.
 fn initialize(
     info: &ServerInfo,
-    params: Option<&Map<String, Value>>,
+    params: Option<&Params<'_>>,
     out: &mut Vec<u8>,
 ) -> Result<(), ErrorObject> {
     let Some(requested) = params
@@ -331,7 +331,7 @@ fn initialize(
 /// `tools/list`: the surface's live answer, in its order, one page.
 async fn list_tools(
     lease: &Lease,
-    params: Option<&Map<String, Value>>,
+    params: Option<&Params<'_>>,
     out: &mut Vec<u8>,
 ) -> Result<(), ErrorObject> {
     // The host never hands out a cursor, so any cursor is one it did not
@@ -364,7 +364,7 @@ async fn tools_call(
     lease: &Lease,
     context: &RequestContext<'_>,
     id: Value,
-    params: Option<Map<String, Value>>,
+    params: Option<Params<'_>>,
     modern: bool,
     in_batch: bool,
     out: &mut Vec<u8>,
@@ -421,19 +421,16 @@ struct CheckedCall {
     progress_token: Option<Value>,
 }
 
-async fn check_call(
-    lease: &Lease,
-    params: Option<Map<String, Value>>,
-) -> Result<CheckedCall, ErrorObject> {
-    let mut params = params.unwrap_or_default();
-    let Some(Value::String(name)) = take(&mut params, "name") else {
+async fn check_call(lease: &Lease, params: Option<Params<'_>>) -> Result<CheckedCall, ErrorObject> {
+    let mut params = params.unwrap_or(Params::Owned(Map::new()));
+    let Some(Value::String(name)) = params.take("name") else {
         return Err(ErrorObject::new(
             code::INVALID_PARAMS,
             "tools/call needs params.name, a string",
         ));
     };
     // Absent or null arguments mean no arguments.
-    let arguments = match take(&mut params, "arguments") {
+    let arguments = match params.take("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(arguments @ Value::Object(_)) => arguments,
         Some(_) => {
@@ -445,8 +442,9 @@ async fn check_call(
     };
     // A progress token is a string or an integer; anything else is ignored.
     let progress_token = params
-        .get_mut("_meta")
-        .and_then(|meta| meta.as_object_mut())
+        .take("_meta")
+        .as_mut()
+        .and_then(Value::as_object_mut)
         .and_then(|meta| take(meta, "progressToken"))
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     // A name outside the MCP rule can't be one of the surface's tools
@@ -570,7 +568,7 @@ async fn run_call(
 /// `notifications/cancelled`: cancel the session's call with that request
 /// id, if it is in flight. Unknown, finished or malformed cancellations are
 /// ignored, as MCP asks.
-fn cancel_request(lease: &Lease, params: Option<&Map<String, Value>>) {
+fn cancel_request(lease: &Lease, params: Option<&Params<'_>>) {
     let id = params.and_then(|p| p.get("requestId"));
     if let Some(id) = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64()) {
         lease.session.in_flight.cancel(id);

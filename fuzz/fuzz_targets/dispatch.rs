@@ -1,7 +1,8 @@
 //! Arbitrary bytes as a POST body through the real request path minus the
 //! socket (authenticated: JSON-RPC parsing, era classification, dispatch,
-//! the tool, rendering). No input may panic or hang, and every answer is
-//! empty (202) or one JSON value.
+//! the tool, rendering). No input may panic or hang, every answer is empty
+//! (202) or one JSON value, and the borrowing JSON-RPC reader classifies
+//! every body as reading it whole into a `Value` does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,6 +11,7 @@ use libfuzzer_sys::fuzz_target;
 mod common;
 
 fuzz_target!(|body: &[u8]| {
+    assert!(embacle_tool_host::bench_support::reads_agree(body), "the two JSON-RPC readers disagree");
     let f = common::fixture();
     let out = f
         .runtime
