@@ -35,7 +35,7 @@ pub(crate) const TEXT_LEN: usize = PREFIX.len() + SLOT_HEX + GENERATION_HEX + SE
 
 /// The 256 secret bits of a bearer.
 ///
-/// No `PartialEq`: the only comparison is [`Secret::ct_eq`], in constant
+/// No `PartialEq`: the only comparison is [`Secret::ct_eq_words`], in constant
 /// time. `Debug` prints `<redacted>`.
 #[derive(Clone)]
 pub(crate) struct Secret([u8; 32]);

@@ -1,4 +1,5 @@
-//! JSON-RPC 2.0 envelopes: classifying a message, framing replies, and the
+//! JSON-RPC 2.0 envelopes: reading a body (borrowing from it where it can,
+//! see [`parse`]), classifying a message, framing replies, and the
 //! error-code table. Nothing here knows about HTTP or MCP methods.
 
 use std::borrow::Cow;
