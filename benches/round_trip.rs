@@ -92,12 +92,12 @@ fn benches(c: &mut Criterion) {
         format!("{:.3}", medians[0] as f64 / medians[1] as f64),
     );
 
-    // Throughput at 32 connections: pairs of short runs, host and floor
+    // Throughput at 32 connections: pairs of runs, host and floor
     // back to back (in alternating order), so each pair sees the same
     // machine; the median of the pairs' ratios is reported.
     let (mut host_rates, mut floor_rates, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..11 {
-        let run = |addr, auth: &str| runtime.block_on(throughput(addr, auth, 32, 150));
+    for pair in 0..15 {
+        let run = |addr, auth: &str| runtime.block_on(throughput(addr, auth, 32, 500));
         let (h, f) = if pair % 2 == 0 {
             let h = run(servers.host, &servers.authorization);
             (h, run(servers.floor, ""))
