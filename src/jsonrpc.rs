@@ -133,10 +133,12 @@ pub(crate) enum Body<'a> {
 ///
 /// Two differences follow from reading members separately, both choices
 /// made here: an envelope member the host never reads (anything but
-/// `jsonrpc`, `id`, `method`, `params`, `result`, `error`) is only checked
-/// for JSON syntax, so a number out of `f64` range there does not make the
-/// body a parse error; and the 128-level nesting limit counts from `params`
-/// rather than from the body.
+/// `jsonrpc`, `id`, `method` and `params`, or an earlier duplicate of one of
+/// those) is only checked for JSON syntax, so a number out of `f64` range
+/// there does not make the body a parse error; and the 128-level nesting
+/// limit counts from `params` rather than from the body. Where reading the
+/// whole body as one `Value` succeeds, both ways classify it alike (the
+/// unit tests and the `dispatch` fuzz target check this).
 pub(crate) fn parse(body: &[u8]) -> Body<'_> {
     if let Some(message) = classify_borrowed(body) {
         return Body::Single(message);
