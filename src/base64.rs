@@ -1,20 +1,24 @@
 //! Standard base64 decoding (RFC 4648 §4), for the `=?base64?…?=` form that
 //! MCP 2026-07-28 uses for header values that are not plain ASCII.
 //!
-//! Decode only: the host never has to encode. Padding is optional, so both
-//! `aGk=` and `aGk` decode; anything else that is not the alphabet, or a
-//! length no encoding produces, is refused.
+//! Decode only: the host never has to encode. Only the canonical padded
+//! form is accepted: a length that is not a multiple of four (`aGk` for
+//! `hi`), characters outside the alphabet, misplaced padding and non-zero
+//! leftover bits are all refused. MCP 2026-07-28 names "invalid Base64
+//! padding" as a reason to reject a header, and the official conformance
+//! suite (`sep-2243-server-reject-invalid-param-chars`) sends exactly an
+//! unpadded value and expects 400; every real encoder pads.
 
-/// Decodes `text`, or `None` if it is not valid base64.
+/// Decodes `text`, or `None` if it is not canonical, padded base64.
 pub(crate) fn decode(text: &[u8]) -> Option<Vec<u8>> {
+    if text.len() % 4 != 0 {
+        return None;
+    }
     let unpadded = match text {
         [rest @ .., b'=', b'='] => rest,
         [rest @ .., b'='] => rest,
         all => all,
     };
-    if unpadded.len() % 4 == 1 || (text.len() != unpadded.len() && text.len() % 4 != 0) {
-        return None;
-    }
     let mut out = Vec::with_capacity(unpadded.len() * 3 / 4);
     let mut buffer = 0u32;
     let mut bits = 0u32;
@@ -46,7 +50,7 @@ fn sextet(c: u8) -> Option<u8> {
 mod tests {
     use super::*;
 
-    /// RFC 4648 §10 test vectors, padded and unpadded.
+    /// RFC 4648 §10 test vectors; their unpadded forms are refused.
     #[test]
     fn rfc_vectors() {
         let vectors = [
@@ -65,11 +69,9 @@ mod tests {
                 "{encoded}"
             );
             let bare = encoded.trim_end_matches('=');
-            assert_eq!(
-                decode(bare.as_bytes()).as_deref(),
-                Some(plain.as_bytes()),
-                "{bare}"
-            );
+            if bare.len() != encoded.len() {
+                assert_eq!(decode(bare.as_bytes()), None, "{bare}");
+            }
         }
         assert_eq!(decode("w6k=".as_bytes()).as_deref(), Some("é".as_bytes()));
         assert_eq!(decode(b"+/+/").as_deref(), Some(&[0xfb, 0xff, 0xbf][..]));
@@ -80,7 +82,8 @@ mod tests {
     #[test]
     fn refuses_invalid() {
         for bad in [
-            "Z", "Zg=", "Zm9v=", "Zm9-", "Zm 9", "Zh==", "====", "Zg===", "-_", "Zm8=Zm8=",
+            "Z", "Zg=", "Zm9v=", "Zm9-", "Zm 9", "Zh==", "====", "Zg===", "-_", "Zm8=Zm8=", "Zg",
+            "SGVsbG8",
         ] {
             assert!(decode(bad.as_bytes()).is_none(), "{bad}");
         }

@@ -10,18 +10,28 @@
 //! classification"), in this order:
 //!
 //! 1. `params._meta["io.modelcontextprotocol/protocolVersion"]` is present →
-//!    **modern**, checked in the spec's order, each failure a 400:
-//!    1. the version is one the host speaks, else `-32022` with
-//!       `data: {supported, requested}`;
-//!    2. `MCP-Protocol-Version`, `Mcp-Method` and (for `tools/call`)
-//!       `Mcp-Name` are present and equal to the body's values — after
-//!       decoding the `=?base64?…?=` form — else `-32020`;
+//!    **modern**, checked in this order, each failure a 400:
+//!    1. `MCP-Protocol-Version`, `Mcp-Method` and (for `tools/call`)
+//!       `Mcp-Name` are each present once and equal to the body's values —
+//!       after decoding the `=?base64?…?=` form — else `-32020`. This comes
+//!       first, so a body version that the header does not mirror is a
+//!       mismatch even when that version is also unsupported (the official
+//!       conformance suite's `sep-2575-http-server-header-mismatch-400`
+//!       sends body `v999.0.0` under header `2026-07-28` and wants `-32020`);
+//!    2. the version is one the host speaks, else `-32022` with
+//!       `data: {supported, requested}` (header and body agree on it);
 //!    3. `_meta["io.modelcontextprotocol/clientCapabilities"]` is an object,
 //!       else `-32602`.
+//!
+//!    The `Mcp-Param-*` headers of a tool's `x-mcp-header` arguments are
+//!    checked later, once the tool is known (see `param_headers.rs`).
 //! 2. No such key, but the header names a modern version → 400 `-32602`:
 //!    a modern request that lost its envelope.
 //! 3. Otherwise **legacy**, at the header's version, or 2025-03-26 without
 //!    one; a header naming no version the host speaks → 400 `-32600`.
+//!
+//! An MCP header sent twice is never resolved by picking one: it is a 400
+//! in either era (`-32020` in the modern one, `-32600` in the legacy one).
 //!
 //! Nothing else about a request depends on its era: the tool logic is one
 //! code path, and the era only decides the result's envelope.
@@ -58,12 +68,40 @@ pub(crate) enum Era {
     Modern(&'static str),
 }
 
-/// The request headers classification reads, raw (`None` when absent).
+/// One request header as the request carried it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Header<'a> {
+    /// Not sent.
+    #[default]
+    Absent,
+    /// Sent once, with this raw value.
+    One(&'a [u8]),
+    /// Sent more than once: ambiguous, so never read.
+    Repeated,
+}
+
+impl<'a> Header<'a> {
+    /// The header's one value, if it was sent exactly once.
+    pub(crate) fn value(self) -> Option<&'a [u8]> {
+        match self {
+            Self::One(value) => Some(value),
+            Self::Absent | Self::Repeated => None,
+        }
+    }
+}
+
+/// Every `Mcp-Param-{Name}` header in arrival order: `{Name}` in lower case,
+/// and the raw value.
+pub(crate) type ParamHeaders<'a> = &'a [(&'a str, &'a [u8])];
+
+/// The request headers classification reads, raw.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct EnvelopeHeaders<'a> {
-    pub(crate) protocol_version: Option<&'a [u8]>,
-    pub(crate) method: Option<&'a [u8]>,
-    pub(crate) name: Option<&'a [u8]>,
+    pub(crate) protocol_version: Header<'a>,
+    pub(crate) method: Header<'a>,
+    pub(crate) name: Header<'a>,
+    /// Usually empty.
+    pub(crate) params: ParamHeaders<'a>,
 }
 
 /// Classifies one request from its method, params and headers. An `Err` is
@@ -79,7 +117,19 @@ pub(crate) fn classify(
     if let Some(requested) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
         return classify_modern(headers, method, params, meta, requested);
     }
-    let Some(header) = headers.protocol_version else {
+    for (header, name) in [
+        (headers.protocol_version, "MCP-Protocol-Version"),
+        (headers.method, "Mcp-Method"),
+        (headers.name, "Mcp-Name"),
+    ] {
+        if header == Header::Repeated {
+            return Err(ErrorObject::new(
+                code::INVALID_REQUEST,
+                format!("Bad request: the {name} header appears more than once"),
+            ));
+        }
+    }
+    let Some(header) = headers.protocol_version.value() else {
         return Ok(Era::Legacy(DEFAULT_LEGACY_VERSION));
     };
     if let Some(version) = LEGACY_VERSIONS.iter().find(|v| v.as_bytes() == header) {
@@ -108,7 +158,24 @@ fn classify_modern(
     meta: Option<&Map<String, Value>>,
     requested: &Value,
 ) -> Result<Era, ErrorObject> {
-    // 1. The version.
+    // 1. The headers mirror the body. A version that is not a string has
+    // no header spelling, so no header can mirror it.
+    header_matches(
+        headers.protocol_version,
+        requested.as_str(),
+        "MCP-Protocol-Version",
+    )?;
+    header_matches(headers.method, Some(method), "Mcp-Method")?;
+    if method == "tools/call" {
+        // A missing or non-string name fails here as a mismatch, before the
+        // call's own shape check could say -32602.
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        header_matches(headers.name, Some(name), "Mcp-Name")?;
+    }
+    // 2. The version, which header and body now agree on.
     let Some(version) = requested
         .as_str()
         .and_then(|r| MODERN_VERSIONS.iter().find(|v| **v == r))
@@ -119,18 +186,6 @@ fn classify_modern(
         )
         .with_data(json!({"supported": supported_versions(), "requested": requested})));
     };
-    // 2. The headers mirror the body.
-    header_matches(headers.protocol_version, version, "MCP-Protocol-Version")?;
-    header_matches(headers.method, method, "Mcp-Method")?;
-    if method == "tools/call" {
-        // A missing or non-string name fails here as a mismatch, before the
-        // call's own shape check could say -32602.
-        let name = params
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        header_matches(headers.name, name, "Mcp-Name")?;
-    }
     // 3. The other required `_meta` keys.
     if !meta
         .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
@@ -144,19 +199,27 @@ fn classify_modern(
     Ok(Era::Modern(version))
 }
 
-/// `-32020` unless the header is present and, once decoded, equals `body`.
-fn header_matches(header: Option<&[u8]>, body: &str, name: &str) -> Result<(), ErrorObject> {
-    let matches = header
-        .and_then(decode_header_value)
-        .is_some_and(|value| value == body.as_bytes());
-    if matches {
-        Ok(())
-    } else {
-        Err(ErrorObject::new(
-            code::HEADER_MISMATCH,
-            format!("Header mismatch: {name} is missing or differs from the request body"),
-        ))
-    }
+/// `-32020` unless the header was sent once and, once decoded, equals
+/// `body` (`None`: the body has no value a header could spell).
+fn header_matches(header: Header<'_>, body: Option<&str>, name: &str) -> Result<(), ErrorObject> {
+    let problem = match header {
+        Header::Absent => "is missing",
+        Header::Repeated => "appears more than once",
+        Header::One(raw) => match decode_header_value(raw) {
+            None => "is not a valid header value",
+            Some(value) if Some(&*value) == body.map(str::as_bytes) => return Ok(()),
+            Some(_) => "differs from the request body",
+        },
+    };
+    Err(header_mismatch(name, problem))
+}
+
+/// The `-32020` error for header `name`, saying what is wrong with it.
+pub(crate) fn header_mismatch(name: &str, problem: &str) -> ErrorObject {
+    ErrorObject::new(
+        code::HEADER_MISMATCH,
+        format!("Header mismatch: {name} {problem}"),
+    )
 }
 
 /// A modern header value: plain visible ASCII as is, or the
@@ -199,8 +262,12 @@ pub(crate) fn negotiate(requested: &str) -> &'static str {
 
 /// Whether a JSON-RPC batch (a JSON array body) is allowed: only 2025-03-26
 /// had batches, so only with that header or none.
-pub(crate) fn allows_batch(header: Option<&[u8]>) -> bool {
-    header.is_none_or(|h| h == DEFAULT_LEGACY_VERSION.as_bytes())
+pub(crate) fn allows_batch(header: Header<'_>) -> bool {
+    match header {
+        Header::Absent => true,
+        Header::One(value) => value == DEFAULT_LEGACY_VERSION.as_bytes(),
+        Header::Repeated => false,
+    }
 }
 
 #[cfg(test)]
@@ -231,15 +298,20 @@ mod tests {
         p
     }
 
+    fn one(value: &str) -> Header<'_> {
+        Header::One(value.as_bytes())
+    }
+
     fn headers<'a>(
         version: &'a str,
         method: &'a str,
         name: Option<&'a str>,
     ) -> EnvelopeHeaders<'a> {
         EnvelopeHeaders {
-            protocol_version: Some(version.as_bytes()),
-            method: Some(method.as_bytes()),
-            name: name.map(str::as_bytes),
+            protocol_version: one(version),
+            method: one(method),
+            name: name.map_or(Header::Absent, one),
+            params: &[],
         }
     }
 
@@ -250,7 +322,7 @@ mod tests {
         let empty = params(json!({}));
         assert_eq!(classify(&none, "ping", None), Ok(Era::Legacy("2025-03-26")));
         let h = EnvelopeHeaders {
-            protocol_version: Some(b"2025-06-18"),
+            protocol_version: one("2025-06-18"),
             ..none
         };
         assert_eq!(
@@ -258,7 +330,7 @@ mod tests {
             Ok(Era::Legacy("2025-06-18"))
         );
         let h = EnvelopeHeaders {
-            protocol_version: Some(b"2026-07-28"),
+            protocol_version: one("2026-07-28"),
             ..none
         };
         assert_eq!(
@@ -267,7 +339,7 @@ mod tests {
         );
         for bad in [&b"2024-11-05"[..], b"", b"2025-11-25 ", b"\xff"] {
             let h = EnvelopeHeaders {
-                protocol_version: Some(bad),
+                protocol_version: Header::One(bad),
                 ..none
             };
             assert_eq!(
@@ -290,30 +362,71 @@ mod tests {
             ),
             Ok(Era::Modern("2026-07-28"))
         );
-        // 1. unsupported version wins over everything else
+        // 1. header mismatches come first: even an unsupported body version
+        // is a mismatch when the header does not mirror it (the suite's
+        // sep-2575-http-server-header-mismatch-400)
         let mut old = p.clone();
-        old["_meta"][META_PROTOCOL_VERSION] = json!("2027-01-01");
+        old["_meta"][META_PROTOCOL_VERSION] = json!("v999.0.0");
+        let e = classify(
+            &headers("2026-07-28", "server/discover", None),
+            "server/discover",
+            Some(&old),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, code::HEADER_MISMATCH);
         let e = classify(&EnvelopeHeaders::default(), "x", Some(&old)).unwrap_err();
+        assert_eq!(e.code, code::HEADER_MISMATCH);
+        // 2. an unsupported version that header and body agree on
+        old["_meta"][META_PROTOCOL_VERSION] = json!("2027-01-01");
+        let e = classify(&headers("2027-01-01", "x", None), "x", Some(&old)).unwrap_err();
         assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(
             e.data.unwrap(),
             json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], "requested": "2027-01-01"})
         );
-        // 2. header mismatches
-        for h in [
-            EnvelopeHeaders::default(),
-            headers("2025-11-25", "tools/list", None),
-            headers("2026-07-28", "tools/call", None),
-            EnvelopeHeaders {
-                method: None,
-                ..headers("2026-07-28", "tools/list", None)
-            },
+        // a version that is not a string cannot be mirrored
+        old["_meta"][META_PROTOCOL_VERSION] = json!(20260728);
+        let e = classify(&headers("20260728", "x", None), "x", Some(&old)).unwrap_err();
+        assert_eq!(e.code, code::HEADER_MISMATCH);
+        // more header mismatches, each with its own message
+        for (h, problem) in [
+            (
+                EnvelopeHeaders::default(),
+                "MCP-Protocol-Version is missing",
+            ),
+            (
+                headers("2025-11-25", "tools/list", None),
+                "MCP-Protocol-Version differs",
+            ),
+            (
+                headers("2026-07-28", "tools/call", None),
+                "Mcp-Method differs",
+            ),
+            (
+                EnvelopeHeaders {
+                    method: Header::Absent,
+                    ..headers("2026-07-28", "tools/list", None)
+                },
+                "Mcp-Method is missing",
+            ),
+            (
+                EnvelopeHeaders {
+                    method: Header::Repeated,
+                    ..headers("2026-07-28", "tools/list", None)
+                },
+                "Mcp-Method appears more than once",
+            ),
+            (
+                EnvelopeHeaders {
+                    protocol_version: Header::Repeated,
+                    ..headers("2026-07-28", "tools/list", None)
+                },
+                "MCP-Protocol-Version appears more than once",
+            ),
         ] {
-            assert_eq!(
-                classify(&h, "tools/list", Some(&p)).unwrap_err().code,
-                code::HEADER_MISMATCH,
-                "{h:?}"
-            );
+            let e = classify(&h, "tools/list", Some(&p)).unwrap_err();
+            assert_eq!(e.code, code::HEADER_MISMATCH, "{h:?}");
+            assert!(e.message.contains(problem), "{}: {problem}", e.message);
         }
         // 3. missing capabilities, once the headers agree
         let mut bare = p.clone();
@@ -337,7 +450,8 @@ mod tests {
         let rows: [(&str, Option<&str>, bool); 9] = [
             ("echo", Some("echo"), true),
             ("echo", Some("=?base64?ZWNobw==?="), true),
-            ("echo", Some("=?base64?ZWNobw?="), true),
+            // unpadded base64 is refused (see base64.rs)
+            ("echo", Some("=?base64?ZWNobw?="), false),
             ("héllo", Some("=?base64?aMOpbGxv?="), true),
             ("echo", None, false),
             ("echo", Some("Echo"), false),
@@ -389,9 +503,33 @@ mod tests {
     /// Batches only where 2025-03-26 applies.
     #[test]
     fn batches() {
-        assert!(allows_batch(None));
-        assert!(allows_batch(Some(b"2025-03-26")));
-        assert!(!allows_batch(Some(b"2025-06-18")));
-        assert!(!allows_batch(Some(b"2026-07-28")));
+        assert!(allows_batch(Header::Absent));
+        assert!(allows_batch(one("2025-03-26")));
+        assert!(!allows_batch(one("2025-06-18")));
+        assert!(!allows_batch(one("2026-07-28")));
+        assert!(!allows_batch(Header::Repeated));
+    }
+
+    /// A legacy request with any MCP header sent twice is a 400 `-32600`.
+    #[test]
+    fn legacy_repeated_headers() {
+        for h in [
+            EnvelopeHeaders {
+                protocol_version: Header::Repeated,
+                ..EnvelopeHeaders::default()
+            },
+            EnvelopeHeaders {
+                method: Header::Repeated,
+                ..EnvelopeHeaders::default()
+            },
+            EnvelopeHeaders {
+                name: Header::Repeated,
+                ..EnvelopeHeaders::default()
+            },
+        ] {
+            let e = classify(&h, "ping", None).unwrap_err();
+            assert_eq!(e.code, code::INVALID_REQUEST, "{h:?}");
+            assert!(e.message.contains("more than once"), "{}", e.message);
+        }
     }
 }

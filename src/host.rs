@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::header::HeaderValue;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -62,11 +61,18 @@ pub struct ToolHostConfig {
     /// Served to the client at `initialize`, as a hint for the model.
     /// Default `None`.
     pub instructions: Option<String>,
-    /// `Origin` values a request may carry (exact, ASCII case-insensitive
-    /// match, e.g. `"http://localhost:3000"`). A request with any other
-    /// `Origin` gets 403 before authentication — the defence against DNS
-    /// rebinding by browser pages. Agents send no `Origin`. Default: empty,
-    /// so every browser origin is refused.
+    /// `Origin` values a request may carry besides the listener's own
+    /// (exact, ASCII case-insensitive match, e.g. `"http://localhost:3000"`).
+    /// A request with any other `Origin` gets 403 before authentication —
+    /// the defence against DNS rebinding by browser pages. Agents send no
+    /// `Origin`.
+    ///
+    /// The listener's own origins — `http://127.0.0.1:PORT`,
+    /// `http://localhost:PORT` and `http://[::1]:PORT` at the bound port —
+    /// are always allowed: only a page served by this very listener could
+    /// carry them, and it serves none. (The official MCP conformance suite
+    /// requires that request to succeed.) Default: empty, so every other
+    /// browser origin is refused.
     pub allowed_origins: Vec<String>,
     /// Largest accepted request body, in bytes; larger bodies get 413 before
     /// they are read. Default 4 MiB.
@@ -172,7 +178,8 @@ pub(crate) struct Shared {
     pub(crate) url_authority: String,
     /// Accepted `Host` values, lower case.
     allowed_hosts: Vec<String>,
-    /// Accepted `Origin` values, lower case.
+    /// Accepted `Origin` values, lower case: the listener's own and the
+    /// config's.
     allowed_origins: Vec<String>,
     pub(crate) max_body_bytes: usize,
     pub(crate) body_read_timeout: Duration,
@@ -184,20 +191,21 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Step 1 of the transport: `Host` must name this listener by one of its
-    /// loopback names and its port.
-    pub(crate) fn host_allowed(&self, host: Option<&HeaderValue>) -> bool {
-        host.is_some_and(|host| {
-            self.allowed_hosts
-                .iter()
-                .any(|ok| ok.as_bytes().eq_ignore_ascii_case(host.as_bytes()))
-        })
+    /// Step 1 of the transport: `Host` (or an absolute-form target's
+    /// authority) must name this listener by one of its loopback names and
+    /// its port.
+    pub(crate) fn host_allowed(&self, host: &[u8]) -> bool {
+        self.allowed_hosts
+            .iter()
+            .any(|ok| ok.as_bytes().eq_ignore_ascii_case(host))
     }
 
-    pub(crate) fn origin_allowed(&self, origin: &HeaderValue) -> bool {
+    /// An `Origin` must be one of the listener's own or one the config
+    /// allows.
+    pub(crate) fn origin_allowed(&self, origin: &[u8]) -> bool {
         self.allowed_origins
             .iter()
-            .any(|ok| ok.as_bytes().eq_ignore_ascii_case(origin.as_bytes()))
+            .any(|ok| ok.as_bytes().eq_ignore_ascii_case(origin))
     }
 }
 
@@ -308,16 +316,24 @@ impl ToolHost {
         }
         allowed_hosts.sort();
         allowed_hosts.dedup();
+        let mut allowed_origins: Vec<String> = allowed_hosts
+            .iter()
+            .map(|host| format!("http://{host}"))
+            .chain(
+                config
+                    .allowed_origins
+                    .iter()
+                    .map(|o| o.to_ascii_lowercase()),
+            )
+            .collect();
+        allowed_origins.sort();
+        allowed_origins.dedup();
         let shared = Arc::new(Shared {
             slab: RevocationSlab::new(config.max_sessions),
             info: ServerInfo::new(config.server_name.clone(), config.instructions.clone()),
             url_authority,
             allowed_hosts,
-            allowed_origins: config
-                .allowed_origins
-                .iter()
-                .map(|o| o.to_ascii_lowercase())
-                .collect(),
+            allowed_origins,
             max_body_bytes: config.max_body_bytes,
             body_read_timeout: config.body_read_timeout,
             call_timeout: config.call_timeout,

@@ -61,6 +61,8 @@
 //!   guard's drop returns" exact.
 //! - `sse`, `in_flight` (private): the response body that streams a call
 //!   and its progress; the calls in flight, for cancellation.
+//! - `param_headers` (private): `x-mcp-header` annotations, checked when a
+//!   [`Tool`] is built and against `Mcp-Param-*` headers on each call.
 //! - `base64` (private): decoding the `=?base64?…?=` header form.
 //! - `race`, `unwind` (private): a two-way select and panic containment.
 //! - `bench_support` (hidden, `bench-internals` feature): what the crate's
@@ -97,6 +99,7 @@ mod in_flight;
 mod jsonrpc;
 mod mcp;
 mod outcome;
+mod param_headers;
 mod race;
 mod revocation;
 mod session;

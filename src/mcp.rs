@@ -26,10 +26,11 @@ use std::sync::atomic::Ordering;
 
 use crate::call::{CancelSignal, Progress, ToolCall};
 use crate::entry::FirstPoll;
-use crate::era::{self, EnvelopeHeaders, Era};
+use crate::era::{self, EnvelopeHeaders, Era, ParamHeaders};
 use crate::in_flight::InFlight;
 use crate::jsonrpc::{self, code, take, Body, ErrorObject, Message, Params, Request};
 use crate::outcome::write_json_str;
+use crate::param_headers;
 use crate::race::{race, First};
 use crate::session::Lease;
 use crate::sse::SseCall;
@@ -240,7 +241,7 @@ async fn handle_message(
         }),
         (_, "tools/call") => {
             out.truncate(start);
-            return tools_call(lease, context, id, params, modern, in_batch, out).await;
+            return tools_call(lease, context, id, params, era, in_batch, out).await;
         }
         (_, _) => {
             out.truncate(start);
@@ -365,10 +366,11 @@ async fn tools_call(
     context: &RequestContext<'_>,
     id: Value,
     params: Option<Params<'_>>,
-    modern: bool,
+    era: Era,
     in_batch: bool,
     out: &mut Vec<u8>,
 ) -> Handled {
+    let modern = matches!(era, Era::Modern(_));
     let call = match check_call(lease, params).await {
         Ok(call) => call,
         Err(error) => {
@@ -376,6 +378,19 @@ async fn tools_call(
             return Handled::Answered;
         }
     };
+    if modern {
+        match check_param_headers(lease, &call, context.headers.params).await {
+            Ok(()) => {}
+            Err(CallRefused::Header(error)) => {
+                jsonrpc::write_error(out, Some(&id), &error);
+                return Handled::Rejected;
+            }
+            Err(CallRefused::Params(error)) => {
+                jsonrpc::write_error(out, Some(&id), &error);
+                return Handled::Answered;
+            }
+        }
+    }
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
         return Handled::Revoked;
@@ -412,6 +427,41 @@ async fn tools_call(
         // response gets: 202 and no body.
         CallEnd::Cancelled => Handled::Silent,
     }
+}
+
+/// Why a modern call's `Mcp-Param-*` check refused it.
+enum CallRefused {
+    /// A header does not mirror its argument: 400 `-32020`.
+    Header(ErrorObject),
+    /// The tool is gone, or the surface failed: the usual call errors.
+    Params(ErrorObject),
+}
+
+/// 2026-07-28: the `Mcp-Param-*` headers mirror the tool's `x-mcp-header`
+/// arguments. The tool is looked up in the live list, whose schema is the
+/// one the client built its headers from; a tool `is_visible` admits but
+/// the list lacks is unknown, as a tool the model cannot see must be.
+async fn check_param_headers(
+    lease: &Lease,
+    call: &CheckedCall,
+    headers: ParamHeaders<'_>,
+) -> Result<(), CallRefused> {
+    let tools = CatchUnwind::new(lease.session.surface.list_tools())
+        .await
+        .map_err(|_| {
+            CallRefused::Params(ErrorObject::new(
+                code::INTERNAL_ERROR,
+                "the tool surface panicked",
+            ))
+        })?;
+    let Some(tool) = tools.iter().find(|tool| tool.name() == call.name) else {
+        return Err(CallRefused::Params(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!("Unknown tool: {}", call.name),
+        )));
+    };
+    param_headers::check(tool.header_bindings(), &call.arguments, headers)
+        .map_err(CallRefused::Header)
 }
 
 /// A `tools/call` that passed its shape and visibility checks.

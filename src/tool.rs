@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::param_headers::{self, HeaderBinding};
 use crate::Error;
 
 /// Longest tool name MCP allows (2025-11-25, "Tool names").
@@ -28,6 +29,14 @@ pub(crate) const MAX_NAME_CHARS: usize = 128;
 /// - `input_schema` and `output_schema` must be JSON objects whose `"type"` is
 ///   `"object"` (MCP requires an object root before 2026-07-28). A tool
 ///   without parameters uses `{"type": "object", "additionalProperties": false}`.
+/// - An `x-mcp-header` annotation in `input_schema` (MCP 2026-07-28: the
+///   argument is mirrored into an `Mcp-Param-{Name}` header, so gateways can
+///   route on it) must keep the spec's constraints: a non-empty HTTP token,
+///   unique ignoring case; on a property of type `"string"`, `"integer"` or
+///   `"boolean"`; reached from the root through `properties` keys alone.
+///   Clients silently drop a tool that breaks them, so [`Tool::new`] refuses
+///   it instead. The host checks that each such header agrees with its
+///   argument on every 2026-07-28 call (400 `-32020` otherwise).
 ///
 /// # Examples
 ///
@@ -65,6 +74,8 @@ struct ToolInner {
     input_schema: Value,
     output_schema: Option<Value>,
     annotations: Option<ToolAnnotations>,
+    /// The arguments `inputSchema` marks with `x-mcp-header`.
+    header_bindings: Box<[HeaderBinding]>,
     /// The tool's `tools/list` entry, kept in step with the fields above.
     rendered: Box<str>,
 }
@@ -95,8 +106,9 @@ impl Tool {
     /// # Errors
     ///
     /// Fails ([`Error::is_invalid_tool`]) when the name is not 1–128
-    /// characters of `[A-Za-z0-9_.-]` or the schema is not an object with
-    /// `"type": "object"`.
+    /// characters of `[A-Za-z0-9_.-]`, the schema is not an object with
+    /// `"type": "object"`, or an `x-mcp-header` annotation in it breaks a
+    /// constraint (see "Validation" above).
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -109,6 +121,8 @@ impl Tool {
             ));
         }
         check_object_schema(&input_schema, "inputSchema")?;
+        let header_bindings = param_headers::bindings(&input_schema)
+            .map_err(|why| Error::invalid_tool(format!("inputSchema: {why}")))?;
         let mut inner = ToolInner {
             name,
             title: None,
@@ -116,6 +130,7 @@ impl Tool {
             input_schema,
             output_schema: None,
             annotations: None,
+            header_bindings,
             rendered: Box::from(""),
         };
         inner.render();
@@ -182,6 +197,11 @@ impl Tool {
     /// The tool's entry in a `tools/list` result, as JSON text.
     pub(crate) fn rendered(&self) -> &str {
         &self.inner.rendered
+    }
+
+    /// The arguments mirrored into `Mcp-Param-*` headers.
+    pub(crate) fn header_bindings(&self) -> &[HeaderBinding] {
+        &self.inner.header_bindings
     }
 
     fn modify(self, change: impl FnOnce(&mut ToolInner)) -> Self {
@@ -293,6 +313,20 @@ mod tests {
             let err = Tool::new(bad, "", schema()).unwrap_err();
             assert!(err.is_invalid_tool(), "{bad}");
         }
+    }
+
+    /// An `x-mcp-header` that clients would drop is refused at build time,
+    /// with the reason; a valid one is kept.
+    #[test]
+    fn header_annotations() {
+        let bad = json!({"type": "object", "properties": {
+            "n": {"type": "number", "x-mcp-header": "N"}}});
+        let err = Tool::new("t", "", bad).unwrap_err();
+        assert!(err.is_invalid_tool());
+        assert!(err.to_string().contains("x-mcp-header"), "{err}");
+        let good = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}});
+        assert_eq!(Tool::new("t", "", good).unwrap().header_bindings().len(), 1);
     }
 
     /// Schemas must be object-rooted.

@@ -5,14 +5,20 @@
 //!
 //! | step | check | failure |
 //! |---|---|---|
-//! | 1 | `Host` names the loopback listener; `Origin`, if present, is allowed | 403 |
+//! | 1 | exactly one `Host`, naming the loopback listener, and the request target's authority, if it has one (absolute form), likewise; at most one `Origin`, allowed if present | 400 (two of one header), 403 |
 //! | 2 | the path is `/mcp` | 404 |
 //! | 3 | exactly one `Authorization: Bearer …`, live (before the body is read) | 401 |
 //! | 4 | the method is `POST` | 405, `Allow: POST` |
-//! | 5 | `Content-Type` is `application/json` | 415 |
+//! | 5 | exactly one `Content-Type`, `application/json` | 400 (two), 415 |
 //! | 6 | `Accept`, if present, admits `application/json` | 406 |
 //! | 7 | the body fits `max_body_bytes` and arrives within `body_read_timeout` | 413, 408 |
-//! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies and era/envelope errors, 404 for unknown modern methods, 401 if revoked meanwhile, else 200 / 202 |
+//! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies and era/envelope errors (an MCP header sent twice among them), 404 for unknown modern methods, 401 if revoked meanwhile, else 200 / 202 |
+//!
+//! A header that must appear once and appears twice is never resolved by
+//! picking one of its values: two components reading the same request
+//! (a proxy, this host) could pick differently. RFC 9112 §3.2 makes two
+//! `Host` headers a 400; the host treats `Origin`, `Content-Type` and the
+//! MCP headers the same way.
 //!
 //! Every error body is a JSON-RPC error object with `"id": null` (the
 //! request was not read, or not readable), so clients can show the message.
@@ -32,7 +38,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::bearer::Bearer;
-use crate::era::EnvelopeHeaders;
+use crate::era::{EnvelopeHeaders, Header};
 use crate::host::Shared;
 use crate::jsonrpc::{self, code, ErrorObject};
 use crate::mcp::{self, Reply, ReplyClass, RequestContext};
@@ -50,6 +56,9 @@ const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-v
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+/// `Mcp-Param-{Name}` headers start with this (lower case, as hyper keeps
+/// header names).
+const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
 /// Serves one HTTP request. Never fails: every failure is a status code.
 pub(crate) async fn serve(
@@ -66,14 +75,38 @@ async fn serve_checked(
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Rejection> {
     let headers = request.headers();
-    if !shared.host_allowed(headers.get(header::HOST)) {
+    let host = match single(headers, &header::HOST) {
+        Header::Repeated => {
+            return Err(Rejection::Ambiguous(
+                "Bad request: more than one Host header",
+            ))
+        }
+        host => host.value(),
+    };
+    if !host.is_some_and(|host| shared.host_allowed(host)) {
         return Err(Rejection::Forbidden(
             "Forbidden: Host is not this loopback listener",
         ));
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        if !shared.origin_allowed(origin) {
-            return Err(Rejection::Forbidden("Forbidden: Origin is not allowed"));
+    // An absolute-form target (`POST http://name/mcp`) names a host too,
+    // and RFC 9112 §3.2.2 lets it override `Host`: both must be this one.
+    if let Some(authority) = request.uri().authority() {
+        if request.uri().scheme_str() != Some("http")
+            || !shared.host_allowed(authority.as_str().as_bytes())
+        {
+            return Err(Rejection::Forbidden(
+                "Forbidden: the request target names another host",
+            ));
+        }
+    }
+    match single(headers, &header::ORIGIN) {
+        Header::Absent => {}
+        Header::One(origin) if shared.origin_allowed(origin) => {}
+        Header::One(_) => return Err(Rejection::Forbidden("Forbidden: Origin is not allowed")),
+        Header::Repeated => {
+            return Err(Rejection::Ambiguous(
+                "Bad request: more than one Origin header",
+            ))
         }
     }
     if request.uri().path() != ENDPOINT {
@@ -83,8 +116,14 @@ async fn serve_checked(
     if request.method() != Method::POST {
         return Err(Rejection::MethodNotAllowed);
     }
-    if !is_json_media_type(headers.get(header::CONTENT_TYPE)) {
-        return Err(Rejection::UnsupportedMediaType);
+    match single(headers, &header::CONTENT_TYPE) {
+        Header::One(value) if is_json_media_type(value) => {}
+        Header::Repeated => {
+            return Err(Rejection::Ambiguous(
+                "Bad request: more than one Content-Type header",
+            ))
+        }
+        _ => return Err(Rejection::UnsupportedMediaType),
     }
     let accepts = accepts(headers);
     if !accepts.json {
@@ -105,11 +144,12 @@ async fn serve_checked(
         Ok(Err(_)) => return Err(Rejection::BadBody),
         Err(_elapsed) => return Err(Rejection::BodyTimeout),
     };
-    let raw = |name: &HeaderName| parts.headers.get(name).map(HeaderValue::as_bytes);
+    let params = param_headers(&parts.headers);
     let envelope = EnvelopeHeaders {
-        protocol_version: raw(&MCP_PROTOCOL_VERSION),
-        method: raw(&MCP_METHOD),
-        name: raw(&MCP_NAME),
+        protocol_version: single(&parts.headers, &MCP_PROTOCOL_VERSION),
+        method: single(&parts.headers, &MCP_METHOD),
+        name: single(&parts.headers, &MCP_NAME),
+        params: &params,
     };
     let context = RequestContext {
         headers: envelope,
@@ -141,10 +181,31 @@ fn authenticate(shared: &Arc<Shared>, headers: &HeaderMap) -> Option<Lease> {
     Lease::acquire(shared, &bearer)
 }
 
+/// A header that may appear once: absent, its one value, or repeated.
+fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Header<'a> {
+    let mut values = headers.get_all(name).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Header::Absent,
+        (Some(value), None) => Header::One(value.as_bytes()),
+        (Some(_), Some(_)) => Header::Repeated,
+    }
+}
+
+/// Every `Mcp-Param-{Name}` header: `{Name}` (lower case) and the raw value.
+/// No allocation when there are none, which is the usual case.
+fn param_headers(headers: &HeaderMap) -> Vec<(&str, &[u8])> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let suffix = name.as_str().strip_prefix(MCP_PARAM_PREFIX)?;
+            Some((suffix, value.as_bytes()))
+        })
+        .collect()
+}
+
 /// `application/json`, any case, optionally with parameters (`; charset=utf-8`).
-fn is_json_media_type(value: Option<&HeaderValue>) -> bool {
-    let Some(value) = value else { return false };
-    let essence = value.as_bytes().split(|&b| b == b';').next().unwrap_or(&[]);
+fn is_json_media_type(value: &[u8]) -> bool {
+    let essence = value.split(|&b| b == b';').next().unwrap_or(&[]);
     essence
         .trim_ascii()
         .eq_ignore_ascii_case(b"application/json")
@@ -203,6 +264,8 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rejection {
     Forbidden(&'static str),
+    /// A header that must appear at most once appeared twice.
+    Ambiguous(&'static str),
     NotFound,
     Unauthorized,
     MethodNotAllowed,
@@ -218,6 +281,7 @@ impl Rejection {
     fn status_and_message(self) -> (StatusCode, &'static str) {
         match self {
             Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
+            Self::Ambiguous(why) => (StatusCode::BAD_REQUEST, why),
             Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
             Self::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
@@ -327,10 +391,7 @@ mod tests {
             "application/json; charset=utf-8",
             " application/json ",
         ] {
-            assert!(
-                is_json_media_type(Some(&HeaderValue::from_static(ok))),
-                "{ok}"
-            );
+            assert!(is_json_media_type(ok.as_bytes()), "{ok}");
         }
         for bad in [
             "text/plain",
@@ -339,12 +400,8 @@ mod tests {
             "",
             "json",
         ] {
-            assert!(
-                !is_json_media_type(Some(&HeaderValue::from_static(bad))),
-                "{bad}"
-            );
+            assert!(!is_json_media_type(bad.as_bytes()), "{bad}");
         }
-        assert!(!is_json_media_type(None));
     }
 
     fn accepts_json(headers: &HeaderMap) -> bool {
@@ -387,6 +444,7 @@ mod tests {
     fn rejection_table() {
         let rows = [
             (Rejection::Forbidden("x"), 403),
+            (Rejection::Ambiguous("x"), 400),
             (Rejection::NotFound, 404),
             (Rejection::Unauthorized, 401),
             (Rejection::MethodNotAllowed, 405),

@@ -63,8 +63,8 @@ async fn host_header_must_name_this_listener() {
     assert_eq!(r.status, 403, "no Host header");
 }
 
-/// With the default (empty) allowlist any Origin is refused, `null`
-/// included; a request without Origin (what agents send) passes.
+/// With the default (empty) allowlist every foreign Origin is refused,
+/// `null` included; a request without Origin (what agents send) passes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn origins_refused_by_default() {
     let host = host().await;
@@ -72,10 +72,15 @@ async fn origins_refused_by_default() {
     let addr = host.local_addr();
     let bearer = bearer_of(&session);
     let h = addr.to_string();
+    let port = addr.port();
+    let other_port = port.wrapping_add(1);
     for origin in [
         "null",
         "http://evil.example",
-        &format!("http://{h}"),
+        &format!("http://evil.example:{port}"),
+        &format!("https://{h}"),
+        &format!("http://127.0.0.1:{other_port}"),
+        &format!("http://{h}/"),
         "http://localhost",
     ] {
         let r = send_once(addr, &request(Some(&h), Some(origin), &bearer)).await;
@@ -125,4 +130,79 @@ async fn configured_origin_allowed() {
             "{bad}"
         );
     }
+}
+
+/// The listener's own origins pass by default, at its port only. This is
+/// the official conformance suite's `localhost-host-valid-accepted` exactly:
+/// `initialize` with `Host` and `Origin` naming the listener, then
+/// `notifications/initialized`; and, in 2026-07-28, `server/discover`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_origins_allowed_by_default() {
+    let host = host().await;
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let addr = host.local_addr();
+    let port = addr.port();
+    let auth = format!("Bearer {}", bearer_of(&session));
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"conformance-dns-rebinding-test","version":"1.0.0"}}}"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"conformance-dns-rebinding-test","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    for name in ["127.0.0.1", "localhost", "[::1]"] {
+        let authority = format!("{name}:{port}");
+        let origin = format!("http://{authority}");
+        let legacy = |body: &str, method: &str| {
+            request_as(
+                &authority,
+                &[
+                    ("Origin", &origin),
+                    ("MCP-Protocol-Version", "2025-11-25"),
+                    ("Mcp-Method", method),
+                    ("Authorization", &auth),
+                ],
+                body,
+            )
+        };
+        let r = send_once(addr, &legacy(initialize, "initialize")).await;
+        assert_eq!(r.status, 200, "{origin}: {:?}", r.json());
+        assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+        let r = send_once(addr, &legacy(initialized, "notifications/initialized")).await;
+        assert_eq!(r.status, 202, "{origin}");
+        let modern = request_as(
+            &authority,
+            &[
+                ("Origin", &origin),
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "server/discover"),
+                ("Authorization", &auth),
+            ],
+            discover,
+        );
+        let r = send_once(addr, &modern).await;
+        assert_eq!(r.status, 200, "{origin}: {:?}", r.json());
+        assert_eq!(r.json()["result"]["resultType"], "complete");
+    }
+    // The suite's rebinding half: a foreign Host and Origin, 4xx.
+    let evil = request_as(
+        "evil.example.com",
+        &[
+            ("Origin", "http://evil.example.com"),
+            ("Authorization", &auth),
+        ],
+        initialize,
+    );
+    assert_eq!(send_once(addr, &evil).await.status, 403);
+}
+
+/// A POST to /mcp with exactly this `Host` and the extra headers.
+fn request_as(authority: &str, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut r = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in extra {
+        r.push_str(&format!("{name}: {value}\r\n"));
+    }
+    r.push_str("\r\n");
+    r.push_str(body);
+    r.into_bytes()
 }

@@ -12,11 +12,30 @@ use support::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-/// `cargo test` builds examples next to the test binaries' directory.
+/// The example's executable, built by asking cargo for it.
+///
+/// Plain `cargo test` leaves `target/debug/examples/host_tools` behind, but
+/// `cargo test --all-targets` builds examples only in test mode, under a
+/// hashed name; so the test builds the example itself (a no-op when it is
+/// fresh) and takes the path cargo reports.
 fn example_path() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    profile_dir.join("examples").join("host_tools")
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--example", "host_tools", "--message-format=json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo build --example host_tools failed"
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["target"]["name"] == "host_tools")
+        .find_map(|message| message["executable"].as_str().map(Into::into))
+        .expect("cargo reports the example's executable")
 }
 
 /// First line, a call through it, then a clean stop on SIGTERM.
@@ -27,7 +46,7 @@ async fn host_tools_example_serves_echo() {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .expect("the host_tools example is built by cargo test");
+        .expect("the host_tools example starts");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let first = within(lines.next_line())
         .await

@@ -175,24 +175,52 @@ async fn unknown_modern_methods_are_404() {
     }
 }
 
-/// The modern checks in the spec's order, each with its status and code.
+/// The modern checks in the spec's order (headers, version, `_meta`), each
+/// with its status and code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn envelope_check_order() {
     let (host, session, surface) = setup().await;
     let addr = host.local_addr();
     let bearer = bearer_of(&session);
-    // 1. An unsupported version wins even with broken headers.
-    let mut body = modern_body(1, "tools/list", json!({}));
-    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
-    let r = rpc(addr, &bearer, body).await;
-    assert_eq!((r.status, r.error_code()), (400, -32022));
-    assert_eq!(r.json()["error"]["data"]["requested"], "2099-01-01");
-    let mut body = modern_body(1, "tools/list", json!({}));
-    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(20260728);
-    assert_eq!(rpc(addr, &bearer, body).await.error_code(), -32022);
-    // 2. Then the headers: none at all is a mismatch.
-    let r = rpc(addr, &bearer, modern_body(2, "tools/list", json!({}))).await;
+    // 1. The headers first: a body version the header does not mirror is a
+    // mismatch even when it is also unsupported. This is the conformance
+    // suite's sep-2575-http-server-header-mismatch-400, exactly.
+    let discover_with = |version: Value| {
+        let mut body = modern_body(302, "server/discover", json!({}));
+        body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = version;
+        body.to_string()
+    };
+    let auth = format!("Bearer {bearer}");
+    let headers = |version| {
+        [
+            ("Authorization", auth.as_str()),
+            ("MCP-Protocol-Version", version),
+            ("Mcp-Method", "server/discover"),
+        ]
+    };
+    let body = discover_with(json!("v999.0.0"));
+    let r = send_once(addr, &post_with(addr, &headers(V), &body)).await;
+    assert_eq!((r.status, r.error_code()), (400, -32020), "{:?}", r.json());
+    let r = rpc(addr, &bearer, serde_json::from_str(&body).unwrap()).await;
+    assert_eq!(
+        (r.status, r.error_code()),
+        (400, -32020),
+        "no headers at all"
+    );
+    // A version that is not a string has no header spelling.
+    let body = discover_with(json!(20260728));
+    let r = send_once(addr, &post_with(addr, &headers("20260728"), &body)).await;
     assert_eq!((r.status, r.error_code()), (400, -32020));
+    // 2. Header and body agree on a version the host does not speak: -32022
+    // (the suite's sep-2575-server-unsupported-version-error).
+    let body = discover_with(json!("v999.0.0"));
+    let r = send_once(addr, &post_with(addr, &headers("v999.0.0"), &body)).await;
+    assert_eq!((r.status, r.error_code()), (400, -32022));
+    assert_eq!(r.json()["error"]["data"]["requested"], "v999.0.0");
+    assert_eq!(
+        r.json()["error"]["data"]["supported"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
     // 3. Then the other required _meta keys.
     for capabilities in [None, Some(json!([])), Some(json!("all"))] {
         let mut body = modern_body(3, "tools/list", json!({}));

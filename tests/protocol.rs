@@ -288,7 +288,15 @@ async fn unknown_modern_version_is_refused_with_supported_versions() {
     let body = json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
         "io.modelcontextprotocol/protocolVersion":"2027-01-01",
         "io.modelcontextprotocol/clientCapabilities":{}}}});
-    let r = with_version(addr, &bearer, "2027-01-01", body).await;
+    // Headers that mirror the body, as a dual-era client sends them (the
+    // header check comes first: see tests/modern.rs, envelope_check_order).
+    let auth = format!("Bearer {bearer}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", "2027-01-01"),
+        ("Mcp-Method", "server/discover"),
+    ];
+    let r = send_once(addr, &post_with(addr, &headers, &body.to_string())).await;
     assert_eq!((r.status, r.error_code()), (400, -32022));
     assert_eq!(r.json()["id"], 1);
     assert_eq!(r.json()["error"]["data"]["requested"], "2027-01-01");
