@@ -9,8 +9,11 @@
 //! `Authorization` header. Everything else goes to stderr.
 //!
 //! Tools: `echo` (returns `text`), `add` (sums `a` and `b`, a JSON result),
-//! `unix_time` (no arguments), and `delete_everything`, which always refuses
-//! — what a policy guard looks like to the model.
+//! `unix_time` (no arguments), `tenant_info`, whose `tenant` argument is
+//! also sent as an `Mcp-Param-Tenant` header by 2026-07-28 clients (so a
+//! gateway could route on it; the host checks the two agree), and
+//! `delete_everything`, which always refuses — what a policy guard looks
+//! like to the model.
 #![deny(warnings)]
 
 use std::sync::Arc;
@@ -53,6 +56,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "The current time in seconds since 1970-01-01 UTC.",
             json!({"type": "object", "additionalProperties": false}),
         )?
+        .with_annotations(read_only.clone()),
+        Tool::new(
+            "tenant_info",
+            "Describes a tenant of the demo.",
+            json!({
+                "type": "object",
+                "properties": {"tenant": {"type": "string", "x-mcp-header": "Tenant"}},
+                "required": ["tenant"],
+            }),
+        )?
         .with_annotations(read_only),
         Tool::new(
             "delete_everything",
@@ -83,6 +96,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .unwrap_or_default();
                 Ok(json!({"unixTime": now.as_secs()}))
             }
+            "tenant_info" => match args.get("tenant") {
+                Some(Value::String(tenant)) => Ok(json!({"tenant": tenant, "plan": "demo"})),
+                _ => Err("`tenant` must be a string".to_owned()),
+            },
             "delete_everything" => {
                 Err("refused: deleting everything needs the user's confirmation".to_owned())
             }
