@@ -50,6 +50,12 @@ pub fn reads_agree(body: &[u8]) -> bool {
     crate::jsonrpc::reads_agree(body)
 }
 
+/// The host's bound on the memory `body` takes once parsed as JSON (see
+/// `json_scan.rs`).
+pub fn parsed_size_bound(body: &[u8]) -> usize {
+    crate::json_scan::parsed_size_bound(body)
+}
+
 /// The modern-era header decoding (`=?base64?…?=` form), owned.
 pub fn decode_header_value(raw: &[u8]) -> Option<Vec<u8>> {
     crate::era::decode_header_value(raw).map(|value| value.into_owned())
@@ -68,12 +74,12 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (client, server) = tokio::io::duplex(64 * 1024);
-    let shared = std::sync::Arc::clone(host.shared());
     let connection = crate::host::connection_builder(host.config()).serve_connection(
-        hyper_util::rt::TokioIo::new(server),
-        hyper::service::service_fn(move |request| {
-            crate::transport::serve(std::sync::Arc::clone(&shared), request)
-        }),
+        crate::host::guarded_io(server, host.config()),
+        crate::host::connection_service(
+            std::sync::Arc::clone(host.shared()),
+            crate::admission::Connection::detached(),
+        ),
     );
     let serving = tokio::spawn(connection);
     let (mut reader, mut writer) = tokio::io::split(client);

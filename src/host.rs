@@ -11,9 +11,10 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::admission::{Admission, Connection};
 use crate::entry::EntryGate;
 use crate::in_flight::InFlightCalls;
 use crate::mcp::ServerInfo;
@@ -21,6 +22,7 @@ use crate::race::{race, First};
 use crate::revocation::RevocationSlab;
 use crate::session::{SessionId, SessionState, ToolSession};
 use crate::surface::DynSurface;
+use crate::write_stall::WriteStallGuard;
 use crate::{transport, Error, ToolSurface};
 
 /// Upper bound on `max_connections`: far above any file-descriptor limit, and
@@ -31,6 +33,28 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 ///
 /// `Default` is a safe loopback host: 127.0.0.1 on a kernel-chosen port, no
 /// browser origins, bounded bodies, headers, connections and sessions.
+///
+/// # Memory
+///
+/// What one connection can make the host hold at once, whoever sends it
+/// (bearer or not; without a live bearer nothing past the head is read):
+///
+/// ```text
+///   2 × max_header_bytes          the read buffer and the parsed headers
+/// + 2 × max_body_bytes            the body's chunks while they are joined
+/// + max_parsed_bytes              the body's parsed JSON
+/// + max_body_bytes                the response's echoes of the request
+/// + max_batch_len × 1 KiB           (ids, quoted names) and its own text
+/// + max_batch_len × S             what the surface returns: S is the
+///                                   largest of its tool list and one
+///                                   call's result
+/// ```
+///
+/// With the defaults and a small surface that is under 81 MiB per
+/// connection, and `max_connections` connections at most; a response
+/// that its client does not read is released after `write_stall_timeout`.
+/// `tests/memory.rs` checks the bound with eight connections that each
+/// send the costliest request they can and never read.
 ///
 /// # Examples
 ///
@@ -77,8 +101,9 @@ pub struct ToolHostConfig {
     /// Largest accepted request body, in bytes; larger bodies get 413 before
     /// they are read. Default 4 MiB.
     pub max_body_bytes: usize,
-    /// Largest request head (request line plus headers), in bytes; larger
-    /// heads get 431. At least 8192 (hyper's floor). Default 64 KiB.
+    /// Largest request head (request line plus headers, as sent), in
+    /// bytes; a larger head gets 431, however its bytes arrive — one byte
+    /// over is refused. At least 8192 (hyper's floor). Default 64 KiB.
     pub max_header_bytes: usize,
     /// How long a client may take to send a request's headers. A connection
     /// that is slower (or idle between keep-alive requests for longer) is
@@ -88,9 +113,12 @@ pub struct ToolHostConfig {
     /// are in. A slower body gets 408 and the connection is closed. Default
     /// 10 seconds.
     pub body_read_timeout: Duration,
-    /// Most connections served at once. A connection accepted beyond it is
-    /// closed at once without a response, so a flood cannot starve the
-    /// connections already being served. Default 256.
+    /// Most connections held at once. When all are taken, a new connection
+    /// takes the slot of the oldest one that has not yet presented a live
+    /// bearer (which is closed); connections that have are never displaced,
+    /// and when every slot is theirs the newcomer is closed at once. So a
+    /// flood by a process without a bearer cannot lock the agent out (see
+    /// README.md, "Security model"). Default 256.
     pub max_connections: usize,
     /// Most sessions open at once; [`ToolHost::open_session`] fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs
@@ -103,8 +131,25 @@ pub struct ToolHostConfig {
     pub call_timeout: Option<Duration>,
     /// On an SSE response, the silence after which a `:` keep-alive comment
     /// is sent, so proxies and clients do not give up on a slow tool.
-    /// Default 15 seconds.
+    /// Must be positive. Default 15 seconds.
     pub sse_keep_alive: Duration,
+    /// Most messages in one JSON-RPC batch (MCP 2025-03-26 only). A longer
+    /// batch is refused as a whole — one `-32600` error, HTTP 400 — and none
+    /// of it runs. At least 1. Default 32.
+    pub max_batch_len: usize,
+    /// Most memory the parsed JSON of one request body may take. The host
+    /// bounds it from the body's bytes before parsing (conservatively: see
+    /// `json_scan.rs`), and refuses a body past it with 413. Needed because
+    /// parsed JSON can take far more memory than its text: a body of small
+    /// objects takes about 80 times its size. Ordinary bodies, mostly
+    /// strings, are charged about their own size. At least 1. Default
+    /// 64 MiB (16 times the default `max_body_bytes`).
+    pub max_parsed_bytes: usize,
+    /// How long a response may wait on a client that has stopped reading
+    /// it. A write that makes no progress for this long closes the
+    /// connection, dropping its response (and cancelling a streamed call).
+    /// Must be positive. Default 10 seconds.
+    pub write_stall_timeout: Duration,
 }
 
 impl Default for ToolHostConfig {
@@ -123,6 +168,9 @@ impl Default for ToolHostConfig {
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),
+            max_batch_len: 32,
+            max_parsed_bytes: 64 * 1024 * 1024,
+            write_stall_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -144,10 +192,37 @@ impl ToolHostConfig {
                 "bind_addr must be a loopback address",
             ));
         }
-        if self.max_body_bytes == 0 || self.max_sessions == 0 {
-            return Err(Error::invalid_config(
-                "max_body_bytes and max_sessions must be positive",
-            ));
+        let positive = [
+            (self.max_body_bytes == 0, "max_body_bytes must be positive"),
+            (self.max_sessions == 0, "max_sessions must be positive"),
+            (self.max_batch_len == 0, "max_batch_len must be positive"),
+            (
+                self.max_parsed_bytes == 0,
+                "max_parsed_bytes must be positive",
+            ),
+            (
+                self.header_read_timeout.is_zero(),
+                "header_read_timeout must be positive",
+            ),
+            (
+                self.body_read_timeout.is_zero(),
+                "body_read_timeout must be positive",
+            ),
+            (
+                self.call_timeout == Some(Duration::ZERO),
+                "call_timeout must be positive (or None for no limit)",
+            ),
+            (
+                self.sse_keep_alive.is_zero(),
+                "sse_keep_alive must be positive",
+            ),
+            (
+                self.write_stall_timeout.is_zero(),
+                "write_stall_timeout must be positive",
+            ),
+        ];
+        if let Some((_, why)) = positive.into_iter().find(|(zero, _)| *zero) {
+            return Err(Error::invalid_config(why));
         }
         if !(1..=MAX_CONNECTIONS_CEILING).contains(&self.max_connections) {
             return Err(Error::invalid_config(
@@ -157,11 +232,6 @@ impl ToolHostConfig {
         if self.max_header_bytes < 8192 {
             return Err(Error::invalid_config(
                 "max_header_bytes must be at least 8192",
-            ));
-        }
-        if self.header_read_timeout.is_zero() {
-            return Err(Error::invalid_config(
-                "header_read_timeout must be positive",
             ));
         }
         Ok(())
@@ -182,6 +252,8 @@ pub(crate) struct Shared {
     /// config's.
     allowed_origins: Vec<String>,
     pub(crate) max_body_bytes: usize,
+    pub(crate) max_batch_len: usize,
+    pub(crate) max_parsed_bytes: usize,
     pub(crate) body_read_timeout: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) sse_keep_alive: Duration,
@@ -256,6 +328,7 @@ enum Stop {
 /// # }
 /// ```
 #[derive(Clone)]
+#[must_use = "dropping the last ToolHost stops the host and closes its connections"]
 pub struct ToolHost {
     inner: Arc<HostHandle>,
 }
@@ -335,6 +408,8 @@ impl ToolHost {
             allowed_hosts,
             allowed_origins,
             max_body_bytes: config.max_body_bytes,
+            max_batch_len: config.max_batch_len,
+            max_parsed_bytes: config.max_parsed_bytes,
             body_read_timeout: config.body_read_timeout,
             call_timeout: config.call_timeout,
             sse_keep_alive: config.sse_keep_alive,
@@ -487,15 +562,43 @@ impl fmt::Debug for ToolHost {
 }
 
 /// The HTTP/1.1 settings every connection is served with. The timer must be
-/// set, or hyper silently ignores the header read timeout.
+/// set, or hyper silently ignores the header read timeout. `max_header_size`
+/// counts the head's bytes exactly, as they arrive (one write or many);
+/// `max_buf_size` alone only bounds the read buffer, which a head arriving
+/// in one large write can overrun.
 pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_read_timeout)
+        .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes)
         .keep_alive(true);
     builder
+}
+
+/// A socket as every connection is served: writes that stall past
+/// `write_stall_timeout` fail (see `write_stall.rs`).
+pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<WriteStallGuard<S>> {
+    TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout))
+}
+
+/// The service every connection runs: the transport, with the connection's
+/// admission state.
+pub(crate) fn connection_service(
+    shared: Arc<Shared>,
+    connection: Arc<Connection>,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = hyper::Response<transport::Body>,
+    Error = std::convert::Infallible,
+    Future = impl std::future::Future<
+        Output = Result<hyper::Response<transport::Body>, std::convert::Infallible>,
+    > + Send,
+> {
+    service_fn(move |request| {
+        transport::serve(Arc::clone(&shared), Arc::clone(&connection), request)
+    })
 }
 
 /// The accept loop task and what it owns.
@@ -510,9 +613,9 @@ struct AcceptLoop {
 
 impl AcceptLoop {
     async fn run(mut self) {
-        // Each connection holds a permit; when all are back, every
-        // connection task has ended.
-        let permits = Arc::new(Semaphore::new(self.config.max_connections));
+        // Every connection holds a slot (see `admission.rs`); when every
+        // connection task has ended, so has the host.
+        let admission = Arc::new(Admission::new(self.config.max_connections));
         let graceful = GracefulShutdown::new();
         // Raised to close every connection at once (Stop::Now, or a drain
         // past its deadline).
@@ -537,23 +640,28 @@ impl AcceptLoop {
                     continue;
                 }
             };
-            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                drop(stream); // over the connection limit: refuse
+            let Some(admitted) = admission.admit() else {
+                drop(stream); // every slot is authenticated: refuse
                 continue;
             };
             // Tool calls are small request/response exchanges: send each
             // response as soon as it is written.
             let _ = stream.set_nodelay(true);
-            let shared = Arc::clone(&self.shared);
             let connection = builder.serve_connection(
-                TokioIo::new(stream),
-                service_fn(move |request| transport::serve(Arc::clone(&shared), request)),
+                guarded_io(stream, &self.config),
+                connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
             );
             let connection = graceful.watch(connection);
             let mut close = close_rx.clone();
             tokio::spawn(async move {
-                let _ = race(connection, close.wait_for(|closed| *closed)).await;
-                drop(permit);
+                {
+                    let stop = race(
+                        close.wait_for(|closed| *closed),
+                        admitted.connection().shed(),
+                    );
+                    let _ = race(connection, stop).await;
+                }
+                drop(admitted);
             });
         }
         drop(self.listener);
@@ -568,9 +676,7 @@ impl AcceptLoop {
             }
         };
         let _ = close_tx.send(true);
-        // Every permit back = every connection task finished.
-        let total = u32::try_from(self.config.max_connections).expect("validated in bind");
-        let _ = permits.acquire_many(total).await;
+        admission.all_ended().await;
         let _ = self.drained.send(drained);
         let _ = self.stopped.send(true);
     }

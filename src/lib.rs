@@ -52,6 +52,11 @@
 //!   [`Progress`] reporter and [`CancelSignal`].
 //! - `error`: the one public [`Error`].
 //! - `transport` (private): the hyper service function and its HTTP checks.
+//! - `admission`, `write_stall` (private): which connections hold the
+//!   host's slots (authenticated ones always win), and closing those whose
+//!   client stopped reading.
+//! - `json_scan` (private): a body's JSON shape before parsing — the memory
+//!   its parse would take, and a batch's length.
 //! - `bearer`, `revocation` (private): the token format, and the lock-free
 //!   slab that validates and revokes bearers in O(1).
 //! - `jsonrpc`, `era`, `mcp` (private): JSON-RPC envelopes, protocol
@@ -85,6 +90,7 @@
 #![forbid(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
+mod admission;
 mod base64;
 mod bearer;
 #[cfg(feature = "bench-internals")]
@@ -96,6 +102,7 @@ mod era;
 mod error;
 mod host;
 mod in_flight;
+mod json_scan;
 mod jsonrpc;
 mod mcp;
 mod outcome;
@@ -109,6 +116,7 @@ mod surface;
 mod tool;
 mod transport;
 mod unwind;
+mod write_stall;
 
 pub use call::{CancelSignal, Progress, ToolCall};
 pub use error::Error;

@@ -28,6 +28,7 @@ use crate::call::{CancelSignal, Progress, ToolCall};
 use crate::entry::FirstPoll;
 use crate::era::{self, EnvelopeHeaders, Era, ParamHeaders};
 use crate::in_flight::InFlight;
+use crate::json_scan;
 use crate::jsonrpc::{self, code, take, Body, ErrorObject, Message, Params, Request};
 use crate::outcome::write_json_str;
 use crate::param_headers;
@@ -105,6 +106,12 @@ pub(crate) struct RequestContext<'a> {
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     let mut out = Vec::with_capacity(256);
+    if body.trim_ascii_start().starts_with(b"[") {
+        if let Err(error) = admit_batch(&request.headers, body, lease.shared.max_batch_len) {
+            jsonrpc::write_error(&mut out, None, &error);
+            return Reply::new(ReplyClass::Malformed, out);
+        }
+    }
     match jsonrpc::parse(body) {
         Body::NotJson => {
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
@@ -138,14 +145,6 @@ async fn dispatch_batch(
         headers: *headers,
         accepts_sse: false,
     };
-    if !era::allows_batch(headers.protocol_version) {
-        let error = ErrorObject::new(
-            code::INVALID_REQUEST,
-            "JSON-RPC batches are only allowed in MCP 2025-03-26",
-        );
-        jsonrpc::write_error(&mut out, None, &error);
-        return Reply::new(ReplyClass::Malformed, out);
-    }
     if batch.is_empty() {
         let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
         jsonrpc::write_error(&mut out, None, &error);
@@ -170,6 +169,32 @@ async fn dispatch_batch(
     }
     out.push(b']');
     Reply::new(ReplyClass::Answer, out)
+}
+
+/// Whether a body that is a JSON array may be read as a batch at all:
+/// batches exist only in 2025-03-26, and one longer than `max_batch_len`
+/// is refused whole. Both are decided before the body is parsed (the length
+/// by counting its top-level members), so a refused batch costs no parse
+/// and none of it runs.
+fn admit_batch(
+    headers: &EnvelopeHeaders<'_>,
+    body: &[u8],
+    max_batch_len: usize,
+) -> Result<(), ErrorObject> {
+    if !era::allows_batch(headers.protocol_version) {
+        return Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            "JSON-RPC batches are only allowed in MCP 2025-03-26",
+        ));
+    }
+    if json_scan::array_len_within(body, max_batch_len).is_none() {
+        return Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            format!("the batch has more than {max_batch_len} messages, the host's limit; none of it ran"),
+        )
+        .with_data(serde_json::json!({"maxBatchLength": max_batch_len})));
+    }
+    Ok(())
 }
 
 /// What handling one message wrote.

@@ -1,6 +1,7 @@
 //! `ToolSession`: the guard whose drop revokes a session's bearer.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -91,6 +92,25 @@ impl fmt::Display for SessionId {
 /// revocation, so there must be exactly one. Its `Debug` never prints the
 /// bearer.
 ///
+/// The compiler helps keep it alive: `ToolSession` is `#[must_use]`, and
+/// [`McpServers`] borrows it, so the two easy ways to hand an agent a
+/// bearer that is already dead do not compile:
+///
+/// ```compile_fail
+/// # async fn f(host: embacle_tool_host::ToolHost, surface: std::sync::Arc<embacle_tool_host::StaticSurface>) -> Result<(), embacle_tool_host::Error> {
+/// // error[E0716]: temporary value dropped while borrowed
+/// let servers = host.open_session(surface)?.mcp_servers();
+/// println!("{}", servers.to_json());
+/// # Ok(()) }
+/// ```
+///
+/// ```compile_fail
+/// # async fn f(host: embacle_tool_host::ToolHost, surface: std::sync::Arc<embacle_tool_host::StaticSurface>) -> Result<(), embacle_tool_host::Error> {
+/// // error: unused `ToolSession` that must be used (a warning, denied here)
+/// host.open_session(surface)?;
+/// # Ok(()) }
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -110,6 +130,7 @@ impl fmt::Display for SessionId {
 /// # Ok(())
 /// # }
 /// ```
+#[must_use = "dropping a ToolSession revokes its bearer at once: keep it for as long as the agent may call tools"]
 pub struct ToolSession {
     state: Arc<SessionState>,
     shared: Arc<Shared>,
@@ -131,9 +152,16 @@ impl ToolSession {
     /// [`ToolHostConfig::server_name`](crate::ToolHostConfig::server_name),
     /// the endpoint URL, and the `Authorization: Bearer …` header. This is
     /// the only way to get the bearer text; treat the value as a secret.
-    pub fn mcp_servers(&self) -> McpServers {
+    ///
+    /// The entries borrow the session, so they cannot outlive the bearer
+    /// they carry by accident. To keep the JSON past that borrow (to send
+    /// it from another task, say), take it out explicitly with
+    /// [`McpServers::to_json`] or [`McpServers::to_value`]: the bearer in it
+    /// still dies when this guard drops.
+    pub fn mcp_servers(&self) -> McpServers<'_> {
         let url = format!("http://{}/mcp", self.shared.url_authority);
         McpServers {
+            session: PhantomData,
             entries: vec![McpServer {
                 name: self.shared.info.name.clone(),
                 url,
@@ -241,12 +269,17 @@ impl fmt::Debug for ToolSession {
 ///
 /// `headers` is always present: ACP v1 requires it, and drops malformed
 /// entries silently. `Debug` redacts header values.
+///
+/// The list borrows its [`ToolSession`] (the `'a`), because the bearer in
+/// it is only live while the guard is.
 #[derive(Clone, PartialEq, Eq)]
-pub struct McpServers {
+#[must_use = "the entries do nothing until they are sent to the agent"]
+pub struct McpServers<'a> {
+    session: PhantomData<&'a ToolSession>,
     entries: Vec<McpServer>,
 }
 
-impl McpServers {
+impl McpServers<'_> {
     /// The entries, in order.
     pub fn entries(&self) -> &[McpServer] {
         &self.entries
@@ -289,7 +322,7 @@ impl McpServers {
     }
 }
 
-impl fmt::Debug for McpServers {
+impl fmt::Debug for McpServers<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(&self.entries).finish()
     }

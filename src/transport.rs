@@ -22,6 +22,12 @@
 //!
 //! Every error body is a JSON-RPC error object with `"id": null` (the
 //! request was not read, or not readable), so clients can show the message.
+//! A rejection made before the bearer was accepted (steps 1–3) also closes
+//! the connection (`Connection: close`), so a probe holds no slot past its
+//! answer; a request with a live bearer marks its connection authenticated,
+//! which no flood can displace (`admission.rs`). After step 7 the body's
+//! JSON must also fit `max_parsed_bytes` once parsed (413, see
+//! `json_scan.rs`).
 //! The 401 is the same bytes for a missing, malformed, unknown or revoked
 //! bearer, so a probe learns nothing from it.
 //!
@@ -37,9 +43,11 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
+use crate::admission::Connection;
 use crate::bearer::Bearer;
 use crate::era::{EnvelopeHeaders, Header};
 use crate::host::Shared;
+use crate::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject};
 use crate::mcp::{self, Reply, ReplyClass, RequestContext};
 use crate::session::Lease;
@@ -60,18 +68,21 @@ const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering
 /// header names).
 const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
-/// Serves one HTTP request. Never fails: every failure is a status code.
+/// Serves one HTTP request on `connection`. Never fails: every failure is a
+/// status code.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
+    connection: Arc<Connection>,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    Ok(serve_checked(&shared, request)
+    Ok(serve_checked(&shared, &connection, request)
         .await
         .unwrap_or_else(|rejection| rejection.into_response()))
 }
 
 async fn serve_checked(
     shared: &Arc<Shared>,
+    connection: &Connection,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Rejection> {
     let headers = request.headers();
@@ -113,6 +124,7 @@ async fn serve_checked(
         return Err(Rejection::NotFound);
     }
     let lease = authenticate(shared, headers).ok_or(Rejection::Unauthorized)?;
+    connection.authenticate();
     if request.method() != Method::POST {
         return Err(Rejection::MethodNotAllowed);
     }
@@ -144,6 +156,9 @@ async fn serve_checked(
         Ok(Err(_)) => return Err(Rejection::BadBody),
         Err(_elapsed) => return Err(Rejection::BodyTimeout),
     };
+    if json_scan::parsed_size_bound(&body) > shared.max_parsed_bytes {
+        return Err(Rejection::ParsedTooLarge);
+    }
     let params = param_headers(&parts.headers);
     let envelope = EnvelopeHeaders {
         protocol_version: single(&parts.headers, &MCP_PROTOCOL_VERSION),
@@ -272,6 +287,8 @@ enum Rejection {
     UnsupportedMediaType,
     NotAcceptable,
     PayloadTooLarge,
+    /// The body fits, but its parsed JSON would not fit `max_parsed_bytes`.
+    ParsedTooLarge,
     BadBody,
     BodyTimeout,
 }
@@ -303,6 +320,10 @@ impl Rejection {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "Payload too large: the body exceeds the host's limit",
             ),
+            Self::ParsedTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload too large: the body's JSON would take more memory to hold than the host allows",
+            ),
             Self::BodyTimeout => (
                 StatusCode::REQUEST_TIMEOUT,
                 "Request timeout: the body did not arrive in time",
@@ -312,6 +333,15 @@ impl Rejection {
                 "Bad request: the body could not be read",
             ),
         }
+    }
+
+    /// Whether the rejection comes before the bearer was accepted (or is a
+    /// framing ambiguity): the connection is closed after it.
+    fn closes_connection(self) -> bool {
+        matches!(
+            self,
+            Self::Forbidden(_) | Self::Ambiguous(_) | Self::NotFound | Self::Unauthorized
+        )
     }
 
     fn into_response(self) -> Response<Body> {
@@ -324,6 +354,9 @@ impl Rejection {
         );
         let mut response = json(status, body);
         let headers = response.headers_mut();
+        if self.closes_connection() {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         match self {
             Self::Unauthorized => {
                 headers.insert(
@@ -451,6 +484,7 @@ mod tests {
             (Rejection::UnsupportedMediaType, 415),
             (Rejection::NotAcceptable, 406),
             (Rejection::PayloadTooLarge, 413),
+            (Rejection::ParsedTooLarge, 413),
             (Rejection::BadBody, 400),
             (Rejection::BodyTimeout, 408),
         ];
@@ -466,5 +500,19 @@ mod tests {
         );
         let r = Rejection::MethodNotAllowed.into_response();
         assert_eq!(r.headers()[header::ALLOW], "POST");
+        for (rejection, _) in rows {
+            let closes = rejection
+                .into_response()
+                .headers()
+                .get(header::CONNECTION)
+                .cloned();
+            assert_eq!(
+                closes.is_some(),
+                rejection.closes_connection(),
+                "{rejection:?}"
+            );
+        }
+        assert!(Rejection::Unauthorized.closes_connection());
+        assert!(!Rejection::PayloadTooLarge.closes_connection());
     }
 }

@@ -248,7 +248,13 @@ async fn revocation_under_concurrent_calls() {
                         assert!(!was_dropped, "a call sent after the drop succeeded");
                         ok += 1;
                     }
-                    401 => refused_after += 1,
+                    401 => {
+                        refused_after += 1;
+                        // A 401 closes its connection (admission.rs): the
+                        // next attempt needs a fresh one.
+                        assert_eq!(r.header("connection"), Some("close"));
+                        conn = Conn::open(addr).await;
+                    }
                     other => panic!("unexpected status {other}"),
                 }
                 if refused_after > 20 {

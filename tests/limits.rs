@@ -199,50 +199,253 @@ async fn session_limit() {
     assert_eq!(r.status, 200);
 }
 
-/// Config values the host refuses are errors from bind.
+/// Config values the host refuses are errors from bind, each naming the
+/// field it refuses; zero durations among them (a zero body timeout would
+/// refuse every body, a zero call limit every call, a zero keep-alive spin).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_configs() {
-    let bad = [
-        ToolHostConfig {
-            server_name: String::new(),
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            server_name: "has space".into(),
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            bind_addr: "0.0.0.0".parse().unwrap(),
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            bind_addr: "192.168.1.1".parse().unwrap(),
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            max_body_bytes: 0,
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            max_connections: 0,
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            max_sessions: 0,
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            max_header_bytes: 100,
-            ..ToolHostConfig::default()
-        },
-        ToolHostConfig {
-            header_read_timeout: Duration::ZERO,
-            ..ToolHostConfig::default()
-        },
+    let d = ToolHostConfig::default;
+    let bad: Vec<(ToolHostConfig, &str)> = vec![
+        (
+            ToolHostConfig {
+                server_name: String::new(),
+                ..d()
+            },
+            "server_name",
+        ),
+        (
+            ToolHostConfig {
+                server_name: "has space".into(),
+                ..d()
+            },
+            "server_name",
+        ),
+        (
+            ToolHostConfig {
+                bind_addr: "0.0.0.0".parse().unwrap(),
+                ..d()
+            },
+            "bind_addr",
+        ),
+        (
+            ToolHostConfig {
+                bind_addr: "192.168.1.1".parse().unwrap(),
+                ..d()
+            },
+            "bind_addr",
+        ),
+        (
+            ToolHostConfig {
+                max_body_bytes: 0,
+                ..d()
+            },
+            "max_body_bytes",
+        ),
+        (
+            ToolHostConfig {
+                max_connections: 0,
+                ..d()
+            },
+            "max_connections",
+        ),
+        (
+            ToolHostConfig {
+                max_sessions: 0,
+                ..d()
+            },
+            "max_sessions",
+        ),
+        (
+            ToolHostConfig {
+                max_header_bytes: 100,
+                ..d()
+            },
+            "max_header_bytes",
+        ),
+        (
+            ToolHostConfig {
+                max_batch_len: 0,
+                ..d()
+            },
+            "max_batch_len",
+        ),
+        (
+            ToolHostConfig {
+                max_parsed_bytes: 0,
+                ..d()
+            },
+            "max_parsed_bytes",
+        ),
+        (
+            ToolHostConfig {
+                header_read_timeout: Duration::ZERO,
+                ..d()
+            },
+            "header_read_timeout",
+        ),
+        (
+            ToolHostConfig {
+                body_read_timeout: Duration::ZERO,
+                ..d()
+            },
+            "body_read_timeout",
+        ),
+        (
+            ToolHostConfig {
+                call_timeout: Some(Duration::ZERO),
+                ..d()
+            },
+            "call_timeout",
+        ),
+        (
+            ToolHostConfig {
+                sse_keep_alive: Duration::ZERO,
+                ..d()
+            },
+            "sse_keep_alive",
+        ),
+        (
+            ToolHostConfig {
+                write_stall_timeout: Duration::ZERO,
+                ..d()
+            },
+            "write_stall_timeout",
+        ),
     ];
-    for config in bad {
+    for (config, field) in bad {
         let err = within(ToolHost::bind(config.clone())).await.unwrap_err();
         assert!(err.is_invalid_config(), "{config:?}");
+        assert!(
+            err.to_string().contains(field),
+            "{err} does not name {field}"
+        );
+    }
+    // `None` disables the call limit; it is not a zero.
+    let host = within(ToolHost::bind(ToolHostConfig {
+        call_timeout: None,
+        ..d()
+    }))
+    .await;
+    assert!(host.is_ok());
+}
+
+/// A batch longer than `max_batch_len` is refused whole — one 400 `-32600`
+/// naming the limit — and none of it runs; a batch at the limit is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_length_limit() {
+    let host = host_with(ToolHostConfig {
+        max_batch_len: 4,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let surface = RecordingSurface::new();
+    let session = host.open_session(surface.clone()).unwrap();
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    let batch = |n: i64| {
+        let calls: Vec<_> = (0..n)
+            .map(|i| call_body(i, "echo", json!({"text": "b"})))
+            .collect();
+        serde_json::Value::from(calls)
+    };
+    let r = rpc(addr, &bearer, batch(4)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json().as_array().unwrap().len(), 4);
+    assert_eq!(surface.calls(), 4);
+    for n in [5, 1000] {
+        let r = rpc(addr, &bearer, batch(n)).await;
+        assert_eq!((r.status, r.error_code()), (400, -32600), "{n}");
+        assert_eq!(r.json()["error"]["data"]["maxBatchLength"], 4);
+        assert!(r.json().is_object(), "one error object, not an array");
+    }
+    // 2 million one-byte entries: refused by its length before it is
+    // parsed (the parse budget, raised here, would refuse it too).
+    let tiny = format!("[{}1]", "1,".repeat(2_000_000));
+    let host = host_with(ToolHostConfig {
+        max_body_bytes: 8 << 20,
+        max_parsed_bytes: 1 << 30,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let r = send_once(
+        host.local_addr(),
+        &post(host.local_addr(), &bearer_of(&session), &tiny),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, -32600));
+    assert!(r.body.len() < 512, "a short answer: {} bytes", r.body.len());
+    assert_eq!(surface.calls(), 4, "nothing of the long batches ran");
+}
+
+/// A body whose JSON would take more than `max_parsed_bytes` to hold is 413
+/// before it is parsed, though it fits `max_body_bytes`; the same bytes as
+/// one string are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parsed_size_limit() {
+    let host = host_with(ToolHostConfig {
+        max_parsed_bytes: 1 << 20,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let surface = RecordingSurface::new();
+    let session = host.open_session(surface.clone()).unwrap();
+    let addr = host.local_addr();
+    let bearer = bearer_of(&session);
+    // 64 KiB of small objects: about 5 MB once parsed.
+    let objects = vec![json!({"a": []}); 64 * 1024 / 9];
+    let r = rpc(
+        addr,
+        &bearer,
+        call_body(1, "echo", json!({"text": "x", "pad": objects})),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (413, -32600));
+    assert!(String::from_utf8_lossy(&r.body).contains("memory"));
+    assert_eq!(surface.calls(), 0);
+    let text = "a".repeat(512 * 1024);
+    let r = rpc(addr, &bearer, call_body(2, "echo", json!({"text": text}))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(surface.calls(), 1);
+}
+
+/// `max_header_bytes` is exact however the head arrives: a head of exactly
+/// the limit is served, one byte more is 431 — sent in one write, and
+/// sent a byte at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_limit_is_exact() {
+    let limit = 16 * 1024;
+    let host = host_with(ToolHostConfig {
+        max_header_bytes: limit,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let addr = host.local_addr();
+    let auth = format!("Bearer {}", bearer_of(&session));
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let request_with_head = |head_len: usize| {
+        let bare = post_with(addr, &[("Authorization", &auth), ("X-Pad", "")], body);
+        let bare_head = bare.len() - body.len();
+        let pad = "p".repeat(head_len - bare_head);
+        let request = post_with(addr, &[("Authorization", &auth), ("X-Pad", &pad)], body);
+        assert_eq!(request.len() - body.len(), head_len);
+        request
+    };
+    for (head_len, status) in [(limit, 200), (limit + 1, 431)] {
+        let request = request_with_head(head_len);
+        let r = send_once(addr, &request).await;
+        assert_eq!(r.status, status, "{head_len} bytes in one write");
+        let mut conn = Conn::open(addr).await;
+        for chunk in request.chunks(997) {
+            if conn.try_write(chunk).await.is_err() {
+                break;
+            }
+        }
+        let r = within(conn.read_response_unbounded())
+            .await
+            .expect("answered");
+        assert_eq!(r.status, status, "{head_len} bytes in many writes");
     }
 }
 

@@ -217,6 +217,8 @@ async fn soak_sessions_and_connections() {
                     }
                     (401, _) => {
                         counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+                        // A 401 closes its connection (admission.rs).
+                        conn = Conn::open(addr).await;
                     }
                     (202, "slow") => {
                         counters.cancelled.fetch_add(1, Ordering::Relaxed);
@@ -381,7 +383,12 @@ async fn revocation_under_fire() {
                             assert!(!sent_after_drop, "a call sent after the drop succeeded");
                             ok += 1;
                         }
-                        401 | 202 => refused += 1,
+                        401 => {
+                            refused += 1;
+                            // A 401 closes its connection (admission.rs).
+                            conn = Conn::open(addr).await;
+                        }
+                        202 => refused += 1,
                         other => panic!("unexpected status {other}"),
                     }
                 }

@@ -240,6 +240,15 @@ impl Conn {
         }
     }
 
+    /// Wraps a stream the test connected itself.
+    pub fn from_stream(stream: TcpStream) -> Self {
+        stream.set_nodelay(true).unwrap();
+        Self {
+            stream,
+            buffer: Vec::new(),
+        }
+    }
+
     pub async fn send(&mut self, request: &[u8]) -> RawResponse {
         within(self.stream.write_all(request)).await.expect("write");
         self.read_response().await

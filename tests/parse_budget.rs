@@ -1,0 +1,68 @@
+//! The memory bound the host computes before parsing a body
+//! (`json_scan::parsed_size_bound`) against what serde_json really
+//! allocates, for the costliest shapes of JSON. One test in its own binary,
+//! so the counting allocator sees nothing else.
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use embacle_tool_host::bench_support::parsed_size_bound;
+
+#[global_allocator]
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
+
+/// Peak heap bytes serde_json takes to parse `body` into a `Value`.
+fn measured(body: &str) -> usize {
+    counting_alloc::reset_peak();
+    let before = counting_alloc::live_bytes();
+    let value: serde_json::Value = serde_json::from_str(body).unwrap();
+    let peak = counting_alloc::peak_bytes() - before;
+    drop(value);
+    usize::try_from(peak).unwrap()
+}
+
+/// `item` repeated, comma-separated, inside `open`…`close`, to about `bytes`.
+fn repeat(open: &str, item: &str, close: &str, bytes: usize) -> String {
+    let mut body = String::from(open);
+    while body.len() + item.len() + close.len() < bytes {
+        if body.len() > open.len() {
+            body.push(',');
+        }
+        body.push_str(item);
+    }
+    body.push_str(close);
+    body
+}
+
+/// The bound is never below serde_json's real peak, and within 3x of
+/// it, for every shape that makes `Value`s expensive (a body of empty
+/// objects costs 80x its size) and for an ordinary string-heavy body.
+#[test]
+fn bound_covers_serde_json() {
+    let keys = (0..6000).fold(String::from("{"), |s, i| {
+        format!("{s}{}\"{i:x}\":0", if i == 0 { "" } else { "," })
+    }) + "}";
+    let shapes = [
+        repeat("[", "0", "]", 1 << 16),
+        repeat("[", "[]", "]", 1 << 16),
+        repeat("[", "{}", "]", 1 << 16),
+        repeat("[", "[0]", "]", 1 << 16),
+        repeat("[", "[[]]", "]", 1 << 16),
+        repeat("[", r#"{"":[]}"#, "]", 1 << 16),
+        repeat("[", r#"{"a":0,"b":0}"#, "]", 1 << 16),
+        repeat("[", r#""ab""#, "]", 1 << 16),
+        keys,
+        format!("[{}]", "[".repeat(126) + &"]".repeat(126)),
+        format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 16)),
+    ];
+    for body in &shapes {
+        let real = measured(body);
+        let bound = parsed_size_bound(body.as_bytes());
+        let shape = &body[..40.min(body.len())];
+        assert!(bound >= real, "{shape}: bound {bound} < real {real}");
+        assert!(
+            bound <= 3 * real + 1024,
+            "{shape}: bound {bound} is far above real {real}"
+        );
+    }
+}
