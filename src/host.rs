@@ -50,9 +50,10 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 ///                                   call's result
 /// ```
 ///
-/// With the defaults and a small surface that is under 81 MiB per
-/// connection, and `max_connections` connections at most; a response
-/// that its client does not read is released after `write_stall_timeout`.
+/// With the defaults that is about 76 MiB per connection plus 32 × S, and
+/// `max_connections` connections at most; lower `max_body_bytes` and
+/// `max_parsed_bytes` together to shrink it. A response that its client
+/// does not read is released after `write_stall_timeout`.
 /// `tests/memory.rs` checks the bound with eight connections that each
 /// send the costliest request they can and never read.
 ///

@@ -3,6 +3,8 @@
 //! can send exactly the malformed requests they mean to.
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
+pub mod hostile;
+
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::net::SocketAddr;
