@@ -16,7 +16,18 @@
 //!   per second gives each pending connection about `max_connections / n`
 //!   seconds to authenticate before it can be shed.
 //! - Authenticated connections are never shed for anyone. When every slot
-//!   is authenticated, the newcomer is refused (closed at once).
+//!   is authenticated, the newcomer is refused (closed at once). An
+//!   authenticated connection still ends the usual ways: its client closes
+//!   it, or it idles past `header_read_timeout` between requests (hyper's
+//!   keep-alive timer); the client's next connection starts pending again.
+//!
+//! The window a pending connection has is counted in accepts, not time: it
+//! is shed after `max_connections` newer connections. A client that sends
+//! its request as it connects needs well under a millisecond on loopback,
+//! so at the measured 1,000 connections per second (and 64 slots) it has
+//! 60 times what it needs; a flooder able to connect `max_connections`
+//! times within that first millisecond could still shed it. Raise
+//! `max_connections` to widen the window.
 //! - Requests that fail before authentication (403, 404, 401, and the 400s
 //!   of step 1) are answered with `Connection: close` (see `transport.rs`),
 //!   so a probe holds no slot past its answer; and a pending connection

@@ -25,8 +25,7 @@ use crate::surface::DynSurface;
 use crate::write_stall::WriteStallGuard;
 use crate::{transport, Error, ToolSurface};
 
-/// Upper bound on `max_connections`: far above any file-descriptor limit, and
-/// small enough to count permits in a `u32`.
+/// Upper bound on `max_connections`: far above any file-descriptor limit.
 const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 
 /// How a [`ToolHost`] is bound and what it allows.
@@ -119,7 +118,9 @@ pub struct ToolHostConfig {
     /// bearer (which is closed); connections that have are never displaced,
     /// and when every slot is theirs the newcomer is closed at once. So a
     /// flood by a process without a bearer cannot lock the agent out (see
-    /// README.md, "Security model"). Default 256.
+    /// README.md, "Security model"): a new connection may be displaced only
+    /// by `max_connections` newer ones, far longer than a client takes to
+    /// send its request. Default 256.
     pub max_connections: usize,
     /// Most sessions open at once; [`ToolHost::open_session`] fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs

@@ -14,9 +14,12 @@
 //! `max_parsed_bytes` with 413.
 //!
 //! The bound is an *upper* bound of what serde_json 1.x allocates for a
-//! `Value` (no `arbitrary_precision`, no `preserve_order`: maps are std
-//! `BTreeMap`s), counted per token, including malloc's per-allocation
-//! overhead and the slack of a `Vec` that grows by doubling:
+//! `Value`, counted per token, including malloc's per-allocation overhead
+//! and the slack of a `Vec` that grows by doubling. The charges below are
+//! for the default build (maps are std `BTreeMap`s, a `Value` is 32 bytes);
+//! they grow with `size_of::<Value>()` when another crate in the build
+//! turns on serde_json's `preserve_order` or `arbitrary_precision`, and the
+//! latter's heap-allocated numbers are charged too:
 //!
 //! | token | charged | why |
 //! |---|---|---|
@@ -25,6 +28,7 @@
 //! | a non-empty array | [`ARRAY`] | the first allocation, of 4 `Value`s |
 //! | `,` in an array | [`ELEMENT`] | one 32-byte `Value`, three times over: a `Vec` that doubles holds its old and its new buffer at once while it grows |
 //! | a string | its length + [`STRING`] | its heap buffer (escapes only shrink it) |
+//! | the longest string with an escape | twice its length, once | serde_json unescapes into a scratch buffer that lives for the whole parse |
 //!
 //! Numbers, `true`, `false` and `null` live inside their `Value` slot.
 //! `tests/parse_budget.rs` checks the bound against serde_json's real
@@ -32,19 +36,46 @@
 //! within 3× of them, and ordinary bodies (mostly strings) are
 //! charged about their own size.
 
-/// Charged per non-empty object.
-pub(crate) const OBJECT: usize = 760;
-/// Charged per object member after the first.
-pub(crate) const MEMBER: usize = 150;
-/// Charged per non-empty array.
-pub(crate) const ARRAY: usize = 176;
-/// Charged per array element after the first.
-pub(crate) const ELEMENT: usize = 96;
-/// Charged per string, on top of its length.
+/// One `serde_json::Value`: 32 bytes in the default build, more when some
+/// crate in the build turns on serde_json's `preserve_order` (which also
+/// makes maps `IndexMap`s) or `arbitrary_precision`. Cargo unifies features
+/// across the whole tree, so the charges are derived from the sizes this
+/// build really has rather than assumed.
+const VALUE: usize = std::mem::size_of::<serde_json::Value>();
+/// A map entry's key and value (`String` + `Value`).
+const ENTRY: usize = std::mem::size_of::<String>() + VALUE;
+/// Whether numbers live on the heap (`arbitrary_precision` makes each one
+/// a `String`; without it a `Number` is 16 bytes inline).
+const NUMBERS_ALLOCATE: bool = std::mem::size_of::<serde_json::Number>() > 16;
+
+/// Charged per non-empty object: a B-tree node of 11 entries and 12 edges
+/// (or an `IndexMap`'s first buckets and index table), plus overhead.
+pub(crate) const OBJECT: usize = max(760, 11 * ENTRY + 12 * 8 + 48);
+/// Charged per object member after the first: a fifth of a B-tree node
+/// (nodes stay at least 5 full), or an `IndexMap` bucket three times over
+/// (its entries grow by doubling) with its index.
+pub(crate) const MEMBER: usize = max(150, 3 * (ENTRY + 8) + 16);
+/// Charged per non-empty array: its first allocation, of 4 `Value`s.
+pub(crate) const ARRAY: usize = 4 * VALUE + 48;
+/// Charged per array element after the first: one `Value`, three times
+/// over — a `Vec` that doubles holds its old and new buffers at once.
+pub(crate) const ELEMENT: usize = 3 * VALUE;
+/// Charged per string, on top of its length (malloc's overhead).
 pub(crate) const STRING: usize = 32;
 
-/// Containers deeper than this are not tracked: serde_json refuses nesting
-/// past 128 levels, so such a body never parses.
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Containers deeper than this are not told apart (objects from arrays):
+/// serde_json refuses to build `Value`s nested past 128 levels. Deeper
+/// containers are still charged, as arrays or objects by the innermost
+/// tracked kind, and counted so that their closing brackets keep the
+/// tracked depth in step.
 const MAX_DEPTH: usize = 128;
 
 /// An upper bound, in bytes, of the memory serde_json takes to hold `body`
@@ -52,10 +83,14 @@ const MAX_DEPTH: usize = 128;
 pub(crate) fn parsed_size_bound(body: &[u8]) -> usize {
     // Each open container, innermost last: whether it is an object, and
     // whether it has a member yet (an empty one allocates nothing). A fixed
-    // array, as nesting is bounded.
+    // array, as tracked nesting is bounded; `untracked` counts the opens
+    // past it.
     let mut open = [(false, false); MAX_DEPTH + 1];
     let mut depth = 0usize;
+    let mut untracked = 0usize;
     let mut cost = 0usize;
+    let mut longest_escaped = 0usize;
+    let mut in_number = false;
     let mut i = 0;
     while i < body.len() {
         let byte = body[i];
@@ -66,20 +101,37 @@ pub(crate) fn parsed_size_bound(body: &[u8]) -> usize {
             *started = true;
             charge = if *object { OBJECT } else { ARRAY };
         }
+        let number_byte = matches!(byte, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E');
+        if NUMBERS_ALLOCATE && number_byte {
+            // `arbitrary_precision`: each number is a `String` of its text.
+            charge += if in_number { 1 } else { 1 + STRING };
+        }
+        in_number = number_byte;
         match byte {
             b'"' => {
                 let start = i;
+                let mut escaped = false;
                 i += 1;
                 while i < body.len() && body[i] != b'"' {
                     // An escape hides the next byte, quote or not.
+                    escaped |= body[i] == b'\\';
                     i += if body[i] == b'\\' { 2 } else { 1 };
                 }
-                charge += (i - start).saturating_add(STRING);
+                let len = i.min(body.len()) - start;
+                if escaped {
+                    longest_escaped = longest_escaped.max(len);
+                }
+                charge += len.saturating_add(STRING);
             }
             b'{' | b'[' if depth < MAX_DEPTH => {
                 depth += 1;
                 open[depth] = (byte == b'{', false);
             }
+            b'{' | b'[' => {
+                untracked += 1;
+                charge += if byte == b'{' { OBJECT } else { ARRAY };
+            }
+            b'}' | b']' if untracked > 0 => untracked -= 1,
             b'}' | b']' => depth = depth.saturating_sub(1),
             b',' if open[depth].0 => charge += MEMBER,
             b',' => charge += ELEMENT,
@@ -88,7 +140,7 @@ pub(crate) fn parsed_size_bound(body: &[u8]) -> usize {
         cost = cost.saturating_add(charge);
         i += 1;
     }
-    cost
+    cost.saturating_add(longest_escaped.saturating_mul(2))
 }
 
 /// How many members a JSON array body has, counting at most `limit + 1`:
@@ -147,7 +199,9 @@ mod tests {
     fn strings_are_opaque() {
         let plain = parsed_size_bound(br#"{"a":"x"}"#);
         let tricky = parsed_size_bound(br#"{"a":"[{,\"]}"}"#);
-        assert_eq!(tricky - plain, 6, "only the longer string is charged");
+        // 6 more bytes of string, and twice the escaped string's 8 once, for
+        // serde_json's unescaping scratch buffer.
+        assert_eq!(tricky - plain, 6 + 2 * 8);
         assert_eq!(
             array_len_within(br#"["a,b", "c\"],[" , {"d":[1,2]}]"#, 10),
             Some(3)

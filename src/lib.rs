@@ -82,7 +82,11 @@
 //! before the body is read. Each bearer carries 256 random bits and belongs
 //! to one [`ToolSession`]; dropping the guard revokes it in one atomic step.
 //! It also cancels the session's calls in flight. A panicking tool fails its
-//! own call only. Bearers never appear in
+//! own call only. Connection slots go to authenticated clients first: a
+//! flood of connections without a live bearer sheds its own oldest members,
+//! never a connection that has authenticated. What one connection can make
+//! the host hold is bounded by the config (see [`ToolHostConfig`]'s
+//! "Memory"). Bearers never appear in
 //! `Debug`, errors or logs (the crate logs nothing). What it cannot defend
 //! against: a process that can read the caller's memory, or the agent it
 //! handed the bearer to, while the session is open. See README.md for the

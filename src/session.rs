@@ -96,8 +96,14 @@ impl fmt::Display for SessionId {
 /// [`McpServers`] borrows it, so the two easy ways to hand an agent a
 /// bearer that is already dead do not compile:
 ///
-/// ```compile_fail
-/// # async fn f(host: embacle_tool_host::ToolHost, surface: std::sync::Arc<embacle_tool_host::StaticSurface>) -> Result<(), embacle_tool_host::Error> {
+/// ```compile_fail,E0716
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// # use std::sync::Arc;
+/// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// # use serde_json::Value;
+/// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
 /// // error[E0716]: temporary value dropped while borrowed
 /// let servers = host.open_session(surface)?.mcp_servers();
 /// println!("{}", servers.to_json());
@@ -105,31 +111,35 @@ impl fmt::Display for SessionId {
 /// ```
 ///
 /// ```compile_fail
-/// # async fn f(host: embacle_tool_host::ToolHost, surface: std::sync::Arc<embacle_tool_host::StaticSurface>) -> Result<(), embacle_tool_host::Error> {
-/// // error: unused `ToolSession` that must be used (a warning, denied here)
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// # use std::sync::Arc;
+/// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// # use serde_json::Value;
+/// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
+/// // error: unused `ToolSession` that must be used (a warning, denied in
+/// // this doctest)
 /// host.open_session(surface)?;
 /// # Ok(()) }
 /// ```
 ///
-/// # Examples
+/// The same code, keeping the guard, compiles (and runs):
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), embacle_tool_host::Error> {
-/// use std::sync::Arc;
-/// use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
-/// use serde_json::Value;
-///
-/// let host = ToolHost::bind(ToolHostConfig::default()).await?;
-/// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
-/// let session = host.open_session(Arc::new(surface))?;
-/// assert_eq!(host.open_sessions(), 1);
-/// assert_eq!(session.calls_served(), 0);
-/// drop(session);
-/// assert_eq!(host.open_sessions(), 0);
-/// # Ok(())
-/// # }
+/// # use std::sync::Arc;
+/// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// # use serde_json::Value;
+/// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
+/// let session = host.open_session(surface)?;
+/// let servers = session.mcp_servers();
+/// println!("{}", servers.to_json());
+/// # Ok(()) }
 /// ```
+///
 #[must_use = "dropping a ToolSession revokes its bearer at once: keep it for as long as the agent may call tools"]
 pub struct ToolSession {
     state: Arc<SessionState>,

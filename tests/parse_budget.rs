@@ -54,6 +54,10 @@ fn bound_covers_serde_json() {
         keys,
         format!("[{}]", "[".repeat(126) + &"]".repeat(126)),
         format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 16)),
+        // An escape at the end: unescaped through a scratch buffer that
+        // doubles as it grows.
+        format!(r#"{{"text":"{}\n"}}"#, "x".repeat(1 << 16)),
+        format!(r#"["\"{}", "\t"]"#, "y".repeat(1 << 15)),
     ];
     for body in &shapes {
         let real = measured(body);

@@ -138,6 +138,11 @@ function cell(verdict, footnotes) {
   if (verdict.failures.length > 0) return `**FAIL** (${verdict.failures.length})`;
   const notes = [...verdict.notApplicable].sort().map((reason) => footnotes.get(reason)).join(',');
   if (!verdict.applicable) return `n/a ${notes}`;
+  if (verdict.ownPassed === 0 && !notes) {
+    // The scenario ran but none of its own checks applied (all skipped or
+    // informational): not a pass to count.
+    return verdict.warnings.length ? `no checks ⚠${verdict.warnings.length}` : 'no checks';
+  }
   let text = `✓ ${verdict.passed}`;
   if (notes) text += ` + n/a ${notes}`;
   if (verdict.warnings.length) text += ` ⚠${verdict.warnings.length}`;
@@ -160,7 +165,9 @@ function markdown(results, reasons) {
   }
   lines.push('');
   lines.push('`✓ N`: N checks passed (the wire-schema check included); `⚠N`: N checks');
-  lines.push('passed with a warning; `–`: not in that suite version or revision (0.1.16 has no');
+  lines.push('passed with a warning; `no checks`: the scenario ran, but every check it made was');
+  lines.push('skipped or informational (it tests sessions, which this host never mints);');
+  lines.push('`–`: not in that suite version or revision (0.1.16 has no');
   lines.push('2025-03-26 server scenario and does not know 2026-07-28). Not applicable:');
   lines.push('');
   for (const [key, note] of footnotes) lines.push(`- ${note} ${reasons[key]}`);
@@ -189,7 +196,8 @@ async function main() {
         console.log(`\n=== conformance ${suite.label}, ${revision}: ${all.length} scenarios`);
         for (const [scenario, verdict] of Object.entries(verdicts)) {
           const na = [...verdict.notApplicable].join(', ');
-          const status = verdict.failures.length ? 'FAIL' : verdict.applicable ? 'pass' : 'n/a ';
+          const status = verdict.failures.length ? 'FAIL' : !verdict.applicable ? 'n/a '
+            : verdict.ownPassed === 0 && verdict.notApplicable.size === 0 ? 'none' : 'pass';
           console.log(`  ${status} ${scenario}: ${verdict.passed} passed${na ? `; n/a: ${na}` : ''}` +
             `${verdict.warnings.length ? `; warnings: ${verdict.warnings.join(', ')}` : ''}` +
             `${verdict.skipped.length ? `; skipped by the suite: ${verdict.skipped.join(', ')}` : ''}`);
@@ -197,8 +205,10 @@ async function main() {
         }
         const bad = count((v) => v.failures.length > 0);
         failed += bad;
-        console.log(`  => ${count((v) => !v.failures.length && v.applicable)} passed, ` +
-          `${count((v) => !v.failures.length && !v.applicable)} not applicable, ${bad} failed`);
+        const noChecks = (v) => !v.failures.length && v.applicable && v.ownPassed === 0 && v.notApplicable.size === 0;
+        console.log(`  => ${count((v) => !v.failures.length && v.applicable && !noChecks(v))} passed, ` +
+          `${count((v) => !v.failures.length && !v.applicable)} not applicable, ` +
+          `${count(noChecks)} with no applicable check (skipped or informational only), ${bad} failed`);
       }
     }
   } finally {
