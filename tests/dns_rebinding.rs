@@ -150,7 +150,7 @@ async fn own_origins_allowed_by_default() {
         let authority = format!("{name}:{port}");
         let origin = format!("http://{authority}");
         let legacy = |body: &str, method: &str| {
-            request_as(
+            post_as(
                 &authority,
                 &[
                     ("Origin", &origin),
@@ -166,7 +166,7 @@ async fn own_origins_allowed_by_default() {
         assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
         let r = send_once(addr, &legacy(initialized, "notifications/initialized")).await;
         assert_eq!(r.status, 202, "{origin}");
-        let modern = request_as(
+        let modern = post_as(
             &authority,
             &[
                 ("Origin", &origin),
@@ -181,7 +181,7 @@ async fn own_origins_allowed_by_default() {
         assert_eq!(r.json()["result"]["resultType"], "complete");
     }
     // The suite's rebinding half: a foreign Host and Origin, 4xx.
-    let evil = request_as(
+    let evil = post_as(
         "evil.example.com",
         &[
             ("Origin", "http://evil.example.com"),
@@ -190,19 +190,4 @@ async fn own_origins_allowed_by_default() {
         initialize,
     );
     assert_eq!(send_once(addr, &evil).await.status, 403);
-}
-
-/// A POST to /mcp with exactly this `Host` and the extra headers.
-fn request_as(authority: &str, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
-    let mut r = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in extra {
-        r.push_str(&format!("{name}: {value}\r\n"));
-    }
-    r.push_str("\r\n");
-    r.push_str(body);
-    r.into_bytes()
 }

@@ -345,8 +345,13 @@ pub fn post(addr: SocketAddr, bearer: &str, body: &str) -> Vec<u8> {
 
 /// A POST to /mcp with Host, Content-Type, Accept and the extra headers.
 pub fn post_with(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
+    post_as(&addr.to_string(), extra, body)
+}
+
+/// [`post_with`], with exactly this `Host` value.
+pub fn post_as(authority: &str, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
     );
