@@ -5,7 +5,7 @@
 use crate::bearer::Bearer;
 use crate::era::EnvelopeHeaders;
 use crate::mcp::{self, Reply, RequestContext};
-use crate::session::Lease;
+use crate::shared::Lease;
 use crate::ToolHost;
 
 /// Step 3 of the transport alone: parse an `Authorization` value and check
@@ -29,7 +29,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     };
     let context = RequestContext {
         headers: EnvelopeHeaders::default(),
-        accepts_sse: false,
+        may_stream: false,
     };
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } => body,
@@ -40,8 +40,8 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
 /// Reads a POST body as the dispatcher does (`jsonrpc::parse`), and says
 /// whether it is one JSON-RPC request.
 pub fn read_request(body: &[u8]) -> bool {
-    use crate::jsonrpc::{parse, Body, Message};
-    matches!(parse(body), Body::Single(Message::Request(_)))
+    use crate::jsonrpc::{parse, Message, Parsed};
+    matches!(parse(body), Parsed::Single(Message::Request(_)))
 }
 
 /// Whether the borrowing JSON-RPC reader classifies `body` as reading it
@@ -74,9 +74,9 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (client, server) = tokio::io::duplex(64 * 1024);
-    let connection = crate::host::connection_builder(host.config()).serve_connection(
-        crate::host::guarded_io(server, host.config()),
-        crate::host::connection_service(
+    let connection = crate::transport::connection_builder(host.config()).serve_connection(
+        crate::transport::guarded_io(server, host.config()),
+        crate::transport::connection_service(
             std::sync::Arc::clone(host.shared()),
             crate::admission::Connection::detached(),
         ),

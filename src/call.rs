@@ -142,14 +142,16 @@ struct ProgressInner {
 }
 
 impl Progress {
-    /// A reporter for the given token.
-    pub(crate) fn for_token(token: Value) -> Self {
-        Self {
-            state: Some(Arc::new(ProgressState {
-                token,
-                inner: Mutex::new(ProgressInner::default()),
-            })),
-        }
+    /// A reporter for the given token, and the state its stream reads.
+    pub(crate) fn for_token(token: Value) -> (Self, Arc<ProgressState>) {
+        let state = Arc::new(ProgressState {
+            token,
+            inner: Mutex::new(ProgressInner::default()),
+        });
+        let progress = Self {
+            state: Some(Arc::clone(&state)),
+        };
+        (progress, state)
     }
 
     /// Whether reports reach the client (see the type's docs).
@@ -194,6 +196,24 @@ impl ProgressState {
             inner.waker = Some(waker.clone());
         }
         report
+    }
+
+    /// The `notifications/progress` message that carries `report`.
+    pub(crate) fn notification(&self, report: &ProgressReport) -> Vec<u8> {
+        let mut params = serde_json::Map::new();
+        params.insert("progressToken".into(), self.token.clone());
+        params.insert("progress".into(), report.progress.into());
+        if let Some(total) = report.total {
+            params.insert("total".into(), total.into());
+        }
+        if let Some(message) = &report.message {
+            params.insert("message".into(), message.as_str().into());
+        }
+        let mut notification = serde_json::Map::new();
+        notification.insert("jsonrpc".into(), "2.0".into());
+        notification.insert("method".into(), "notifications/progress".into());
+        notification.insert("params".into(), params.into());
+        serde_json::to_vec(&notification).unwrap_or_default()
     }
 
     /// Stops accepting reports: the final response is next. Returns a report
@@ -289,8 +309,7 @@ mod tests {
     /// Reports must increase; newer ones replace unsent ones; none after close.
     #[test]
     fn progress_rules() {
-        let progress = Progress::for_token(json!("t"));
-        let state = progress.state.clone().unwrap();
+        let (progress, state) = Progress::for_token(json!("t"));
         let wakes = Arc::new(CountWakes(Default::default()));
         let waker = Waker::from(wakes.clone());
         assert_eq!(state.take_or_register(&waker), None);

@@ -68,6 +68,14 @@ pub(crate) enum Era {
     Modern(&'static str),
 }
 
+impl Era {
+    /// Whether a tool result's `structuredContent` may be any JSON value
+    /// (2026-07-28), rather than only an object (every earlier revision).
+    pub(crate) fn any_structured_content(self) -> bool {
+        matches!(self, Self::Modern(_))
+    }
+}
+
 /// One request header as the request carried it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) enum Header<'a> {

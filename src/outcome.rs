@@ -4,6 +4,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::era::Era;
+use crate::json_out::{write_json, write_json_str};
+
 /// How one tool call ended.
 ///
 /// There are three outcomes, because MCP gives a host two different ways to
@@ -131,60 +134,56 @@ impl ToolOutcome {
         matches!(self.kind, OutcomeKind::Failed { .. })
     }
 
-    /// Writes the `tools/call` result object for a success or a refusal.
-    /// `any_structured` allows a non-object `structuredContent` (2026-07-28).
-    /// Returns `Err(message)` for a failure, which the caller turns into a
-    /// JSON-RPC error.
-    pub(crate) fn write_result(&self, out: &mut Vec<u8>, any_structured: bool) -> Result<(), &str> {
+    /// The message of a [`failed`](Self::failed) outcome, which the host
+    /// answers with a JSON-RPC error instead of a result.
+    pub(crate) fn failure_message(&self) -> Option<&str> {
+        match &self.kind {
+            OutcomeKind::Failed { message } => Some(message),
+            OutcomeKind::Success { .. } | OutcomeKind::Refused { .. } => None,
+        }
+    }
+
+    /// Writes the members of the `tools/call` result object of a success or
+    /// a refusal (`"content":[…]`, then `structuredContent` and `isError`
+    /// when they apply), without the braces. A failure has no result and
+    /// writes nothing: ask [`failure_message`](Self::failure_message) first.
+    pub(crate) fn write_members(&self, out: &mut Vec<u8>, era: Era) {
         let (text, json, is_error) = match &self.kind {
             OutcomeKind::Success { text, json } => (text.as_deref(), json.as_ref(), false),
             OutcomeKind::Refused { reason, details } => {
                 (Some(reason.as_str()), details.as_ref(), true)
             }
-            OutcomeKind::Failed { message } => return Err(message),
-        };
-        out.extend_from_slice(b"{\"content\":[");
-        let mut first = true;
-        let mut block = |out: &mut Vec<u8>, text: &dyn Fn(&mut Vec<u8>)| {
-            if !first {
-                out.push(b',');
+            OutcomeKind::Failed { .. } => {
+                debug_assert!(false, "a failure has no result members");
+                return;
             }
-            first = false;
+        };
+        out.extend_from_slice(b"\"content\":[");
+        let text_block = |out: &mut Vec<u8>, text: &str| {
             out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-            text(out);
+            write_json_str(out, text);
             out.push(b'}');
         };
         if let Some(text) = text {
-            block(out, &|out| write_json_str(out, text));
+            text_block(out, text);
         }
         if let Some(json) = json {
+            if text.is_some() {
+                out.push(b',');
+            }
             // The text block carries the JSON as a JSON string: render the
             // value compactly, then quote that rendering.
-            let compact = json.to_string();
-            block(out, &|out| write_json_str(out, &compact));
+            text_block(out, &json.to_string());
         }
         out.push(b']');
-        if let Some(json) = json.filter(|j| any_structured || j.is_object()) {
+        if let Some(json) = json.filter(|j| j.is_object() || era.any_structured_content()) {
             out.extend_from_slice(b",\"structuredContent\":");
             write_json(out, json);
         }
         if is_error {
             out.extend_from_slice(b",\"isError\":true");
         }
-        out.push(b'}');
-        Ok(())
     }
-}
-
-/// Appends a value as compact JSON; writing a `Value` to a `Vec` cannot fail.
-pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) {
-    let _ = serde_json::to_writer(&mut *out, value);
-}
-
-/// Appends a string as a JSON string literal, without copying it into a
-/// `Value` first.
-pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
-    let _ = serde_json::to_writer(&mut *out, text);
 }
 
 impl fmt::Debug for ToolOutcome {
@@ -212,11 +211,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn result(outcome: &ToolOutcome) -> Value {
-        let mut out = Vec::new();
-        outcome
-            .write_result(&mut out, false)
-            .expect("not a failure");
+    const LEGACY: Era = Era::Legacy("2025-11-25");
+    const MODERN: Era = Era::Modern("2026-07-28");
+
+    /// The result object `outcome` renders to in `era`.
+    fn result(outcome: &ToolOutcome, era: Era) -> Value {
+        assert_eq!(outcome.failure_message(), None);
+        let mut out = vec![b'{'];
+        outcome.write_members(&mut out, era);
+        out.push(b'}');
         serde_json::from_slice(&out).expect("valid JSON")
     }
 
@@ -266,29 +269,25 @@ mod tests {
             ),
         ];
         for (outcome, expected) in cases {
-            assert_eq!(result(&outcome), expected, "{outcome:?}");
+            assert_eq!(result(&outcome, LEGACY), expected, "{outcome:?}");
         }
     }
 
     /// In 2026-07-28 a non-object JSON result is structuredContent too.
     #[test]
     fn modern_structured_content_may_be_any_value() {
-        let mut out = Vec::new();
-        ToolOutcome::json(json!([1, 2]))
-            .write_result(&mut out, true)
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out).unwrap();
+        let v = result(&ToolOutcome::json(json!([1, 2])), MODERN);
         assert_eq!(v["structuredContent"], json!([1, 2]));
     }
 
-    /// A failure renders no result; its message goes to the JSON-RPC error.
+    /// A failure has no result; its message goes to the JSON-RPC error.
     #[test]
     fn failure_has_no_result() {
-        let mut out = Vec::new();
         assert_eq!(
-            ToolOutcome::failed("db down").write_result(&mut out, true),
-            Err("db down")
+            ToolOutcome::failed("db down").failure_message(),
+            Some("db down")
         );
-        assert!(out.is_empty());
+        assert_eq!(ToolOutcome::text("fine").failure_message(), None);
+        assert_eq!(ToolOutcome::refused("no").failure_message(), None);
     }
 }

@@ -2,65 +2,12 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::bearer::Bearer;
-use crate::entry::EntryGate;
-use crate::host::Shared;
-use crate::in_flight::InFlightCalls;
 use crate::revocation::SlotRef;
-use crate::surface::DynSurface;
-
-/// What the host knows about one open session; shared by the guard and by
-/// the requests that presented its bearer.
-pub(crate) struct SessionState {
-    pub(crate) surface: Arc<dyn DynSurface>,
-    pub(crate) calls_served: AtomicU64,
-    pub(crate) id: SessionId,
-    pub(crate) in_flight: InFlightCalls,
-    pub(crate) entry: EntryGate,
-}
-
-/// A request's hold on a session: its state, and the means to re-check
-/// that its bearer is still live. `mcp.rs` sees sessions only through this,
-/// never a bearer.
-#[derive(Clone)]
-pub(crate) struct Lease {
-    pub(crate) session: Arc<SessionState>,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) at: SlotRef,
-}
-
-impl Lease {
-    /// Checks `bearer` against the slab and, when it is live, takes a lease
-    /// on its session.
-    pub(crate) fn acquire(shared: &Arc<Shared>, bearer: &Bearer) -> Option<Self> {
-        let session = shared.slab.validate(bearer)?;
-        Some(Self {
-            session,
-            shared: Arc::clone(shared),
-            at: SlotRef::of(bearer),
-        })
-    }
-
-    /// The re-check made immediately before a tool call runs.
-    pub(crate) fn is_live(&self) -> bool {
-        self.shared.slab.admit(self.at)
-    }
-}
-
-/// A session's non-secret identifier, unique within its host; for logs.
-///
-/// Its `Display` form is `session-N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(pub(crate) u64);
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "session-{}", self.0)
-    }
-}
+use crate::shared::{SessionId, SessionState, Shared};
 
 /// One ACP session's hold on the host: a bearer, and the surface it reaches.
 ///
@@ -230,7 +177,7 @@ impl ToolSession {
         let state = Arc::clone(&self.state);
         drop(self);
         // Every call admitted before the revocation registered itself
-        // before its last liveness check (see `mcp::run_call`), so once the
+        // before its last liveness check (see `mcp/tools_call.rs`), so once the
         // list is empty no call can still be counted.
         state.in_flight.drained().await;
         state.calls_served.load(Ordering::Relaxed)
@@ -246,14 +193,6 @@ impl Drop for ToolSession {
         self.shared.slab.revoke(SlotRef::of(&self.bearer));
         self.state.in_flight.cancel_all();
         self.state.entry.close();
-    }
-}
-
-impl fmt::Debug for Lease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lease")
-            .field("session", &self.session.id)
-            .finish_non_exhaustive()
     }
 }
 

@@ -19,12 +19,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper::body::{Body, Bytes, Frame, SizeHint};
-use serde_json::{json, Value};
+use hyper::body::{Bytes, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use crate::call::{ProgressReport, ProgressState};
-use crate::surface::BoxFuture;
+use crate::call::ProgressState;
+use crate::future::BoxFuture;
+use crate::mcp::StreamedCall;
 
 /// Least time between two progress events on one stream.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
@@ -63,15 +63,13 @@ pub(crate) struct SseCall {
 }
 
 impl SseCall {
-    pub(crate) fn new(
-        call: BoxFuture<'static, Option<Vec<u8>>>,
-        progress: Arc<ProgressState>,
-        keep_alive: Duration,
-    ) -> Self {
+    /// The stream of `call`, with a keep-alive comment after each
+    /// `keep_alive` of silence.
+    pub(crate) fn new(call: StreamedCall, keep_alive: Duration) -> Self {
         let now = Instant::now();
         Self {
-            call: Some(call),
-            progress,
+            call: Some(call.call),
+            progress: call.progress,
             queued: None,
             last: None,
             keep_alive,
@@ -99,7 +97,7 @@ impl SseCall {
             };
             self.last = Some(event(&response));
             if let Some(report) = report {
-                return Poll::Ready(Some(self.progress_event(&report)));
+                return Poll::Ready(Some(event(&self.progress.notification(&report))));
             }
             return Poll::Ready(self.last.take());
         }
@@ -112,7 +110,7 @@ impl SseCall {
                 self.throttle.as_mut().reset(now + PROGRESS_INTERVAL);
                 self.throttled = true;
                 self.silence.as_mut().reset(now + self.keep_alive);
-                return Poll::Ready(Some(self.progress_event(&report)));
+                return Poll::Ready(Some(event(&self.progress.notification(&report))));
             }
         }
         if self.silence.as_mut().poll(cx).is_ready() {
@@ -124,24 +122,6 @@ impl SseCall {
         // A throttled report waits for `throttle`, polled (and so
         // registered) above while pending: its expiry wakes us.
         Poll::Pending
-    }
-
-    fn progress_event(&self, report: &ProgressReport) -> Bytes {
-        let mut params = serde_json::Map::new();
-        params.insert("progressToken".into(), self.progress.token.clone());
-        params.insert("progress".into(), json!(report.progress));
-        if let Some(total) = report.total {
-            params.insert("total".into(), json!(total));
-        }
-        if let Some(message) = &report.message {
-            params.insert("message".into(), Value::from(message.as_str()));
-        }
-        let notification = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": params,
-        });
-        event(notification.to_string().as_bytes())
     }
 }
 
@@ -155,7 +135,7 @@ fn event(message: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
-impl Body for ResponseBody {
+impl hyper::body::Body for ResponseBody {
     type Data = Bytes;
     type Error = Infallible;
 
@@ -184,6 +164,7 @@ impl Body for ResponseBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hyper::body::Body;
 
     /// The frame format: one `data:` line per message, blank-line terminated.
     #[test]

@@ -1,11 +1,11 @@
 //! The `ToolSurface` trait: what a session offers, asked on every request.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::future::BoxFuture;
 use crate::{Tool, ToolCall, ToolOutcome};
 
 /// The tools one session offers, and how to run them.
@@ -121,9 +121,6 @@ pub trait ToolSurface: Send + Sync + 'static {
         async move { self.list_tools().await.iter().any(|t| t.name() == name) }
     }
 }
-
-/// A boxed `Send` future, the erased form of the trait's futures.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// `ToolSurface` with its futures boxed, so sessions can hold any surface
 /// behind one `dyn` type.

@@ -41,20 +41,21 @@ use std::sync::Arc;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 
 use crate::admission::Connection;
 use crate::bearer::Bearer;
+use crate::config::ToolHostConfig;
 use crate::era::{EnvelopeHeaders, Header};
-use crate::host::Shared;
 use crate::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject};
 use crate::mcp::{self, Reply, ReplyClass, RequestContext};
-use crate::session::Lease;
+use crate::shared::{Lease, Shared};
 use crate::sse::{ResponseBody, SseCall};
-
-/// The response body type: complete JSON, or an SSE stream (see `sse.rs`).
-pub(crate) type Body = ResponseBody;
+use crate::write_stall::WriteStallGuard;
 
 /// The one MCP endpoint.
 pub(crate) const ENDPOINT: &str = "/mcp";
@@ -68,23 +69,91 @@ const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering
 /// header names).
 const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
+/// The HTTP/1.1 settings every connection is served with. The timer must be
+/// set, or hyper silently ignores the header read timeout. `max_header_size`
+/// counts the head's bytes exactly, as they arrive (one write or many);
+/// `max_buf_size` alone only bounds the read buffer, which a head arriving
+/// in one large write can overrun.
+pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout)
+        .max_header_size(config.max_header_bytes)
+        .max_buf_size(config.max_header_bytes)
+        .keep_alive(true);
+    builder
+}
+
+/// A socket as every connection is served: writes that stall past
+/// `write_stall_timeout` fail (see `write_stall.rs`).
+pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<WriteStallGuard<S>> {
+    TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout))
+}
+
+/// The service every connection runs: the transport, with the connection's
+/// admission state.
+pub(crate) fn connection_service(
+    shared: Arc<Shared>,
+    connection: Arc<Connection>,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = hyper::Response<ResponseBody>,
+    Error = Infallible,
+    Future = impl std::future::Future<Output = Result<hyper::Response<ResponseBody>, Infallible>> + Send,
+> {
+    service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
+}
+
 /// Serves one HTTP request on `connection`. Never fails: every failure is a
 /// status code.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     connection: Arc<Connection>,
     request: Request<Incoming>,
-) -> Result<Response<Body>, Infallible> {
+) -> Result<Response<ResponseBody>, Infallible> {
     Ok(serve_checked(&shared, &connection, request)
         .await
         .unwrap_or_else(|rejection| rejection.into_response()))
 }
 
+/// The steps of the table above, in order.
 async fn serve_checked(
     shared: &Arc<Shared>,
     connection: &Connection,
     request: Request<Incoming>,
-) -> Result<Response<Body>, Rejection> {
+) -> Result<Response<ResponseBody>, Rejection> {
+    check_addressing(shared, &request)?;
+    if request.uri().path() != ENDPOINT {
+        return Err(Rejection::NotFound);
+    }
+    let lease = authenticate(shared, request.headers()).ok_or(Rejection::Unauthorized)?;
+    connection.authenticate();
+    if request.method() != Method::POST {
+        return Err(Rejection::MethodNotAllowed);
+    }
+    let accepts = check_content_headers(request.headers())?;
+    let (parts, body) = request.into_parts();
+    let body = read_body(shared, &parts.headers, body).await?;
+    let params = param_headers(&parts.headers);
+    let context = RequestContext {
+        headers: EnvelopeHeaders {
+            protocol_version: single(&parts.headers, &MCP_PROTOCOL_VERSION),
+            method: single(&parts.headers, &MCP_METHOD),
+            name: single(&parts.headers, &MCP_NAME),
+            params: &params,
+        },
+        may_stream: accepts.event_stream,
+    };
+    match mcp::dispatch(&lease, &context, &body).await {
+        Reply::Complete { class, body } => reply_response(class, body),
+        Reply::Stream(call) => Ok(event_stream(SseCall::new(*call, shared.sse_keep_alive))),
+    }
+}
+
+/// Step 1: one `Host` naming this listener, a request target naming it too
+/// if it names a host at all, and at most one `Origin`, an allowed one.
+fn check_addressing(shared: &Shared, request: &Request<Incoming>) -> Result<(), Rejection> {
     let headers = request.headers();
     let host = match single(headers, &header::HOST) {
         Header::Repeated => {
@@ -111,23 +180,17 @@ async fn serve_checked(
         }
     }
     match single(headers, &header::ORIGIN) {
-        Header::Absent => {}
-        Header::One(origin) if shared.origin_allowed(origin) => {}
-        Header::One(_) => return Err(Rejection::Forbidden("Forbidden: Origin is not allowed")),
-        Header::Repeated => {
-            return Err(Rejection::Ambiguous(
-                "Bad request: more than one Origin header",
-            ))
-        }
+        Header::Absent => Ok(()),
+        Header::One(origin) if shared.origin_allowed(origin) => Ok(()),
+        Header::One(_) => Err(Rejection::Forbidden("Forbidden: Origin is not allowed")),
+        Header::Repeated => Err(Rejection::Ambiguous(
+            "Bad request: more than one Origin header",
+        )),
     }
-    if request.uri().path() != ENDPOINT {
-        return Err(Rejection::NotFound);
-    }
-    let lease = authenticate(shared, headers).ok_or(Rejection::Unauthorized)?;
-    connection.authenticate();
-    if request.method() != Method::POST {
-        return Err(Rejection::MethodNotAllowed);
-    }
+}
+
+/// Steps 5 and 6: a JSON body, and a client that takes a JSON answer.
+fn check_content_headers(headers: &HeaderMap) -> Result<Accepts, Rejection> {
     match single(headers, &header::CONTENT_TYPE) {
         Header::One(value) if is_json_media_type(value) => {}
         Header::Repeated => {
@@ -141,11 +204,20 @@ async fn serve_checked(
     if !accepts.json {
         return Err(Rejection::NotAcceptable);
     }
+    Ok(accepts)
+}
+
+/// Step 7: the whole body, within `max_body_bytes` and `body_read_timeout`,
+/// and parseable within `max_parsed_bytes`.
+async fn read_body(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<Bytes, Rejection> {
     let limit = shared.max_body_bytes;
     if declared_length(headers).is_some_and(|n| n > limit as u64) {
         return Err(Rejection::PayloadTooLarge);
     }
-    let (parts, body) = request.into_parts();
     let collect = Limited::new(body, limit).collect();
     let body = match tokio::time::timeout(shared.body_read_timeout, collect).await {
         Ok(Ok(collected)) => collected.to_bytes(),
@@ -159,21 +231,11 @@ async fn serve_checked(
     if json_scan::parsed_size_bound(&body) > shared.max_parsed_bytes {
         return Err(Rejection::ParsedTooLarge);
     }
-    let params = param_headers(&parts.headers);
-    let envelope = EnvelopeHeaders {
-        protocol_version: single(&parts.headers, &MCP_PROTOCOL_VERSION),
-        method: single(&parts.headers, &MCP_METHOD),
-        name: single(&parts.headers, &MCP_NAME),
-        params: &params,
-    };
-    let context = RequestContext {
-        headers: envelope,
-        accepts_sse: accepts.event_stream,
-    };
-    let (class, body) = match mcp::dispatch(&lease, &context, &body).await {
-        Reply::Complete { class, body } => (class, body),
-        Reply::Stream(call) => return Ok(event_stream(call)),
-    };
+    Ok(body)
+}
+
+/// Step 8's status table: what each class of complete reply is sent as.
+fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseBody>, Rejection> {
     let status = match class {
         ReplyClass::Answer => StatusCode::OK,
         ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
@@ -344,7 +406,7 @@ impl Rejection {
         )
     }
 
-    fn into_response(self) -> Response<Body> {
+    fn into_response(self) -> Response<ResponseBody> {
         let (status, message) = self.status_and_message();
         let mut body = Vec::with_capacity(128);
         jsonrpc::write_error(
@@ -373,7 +435,7 @@ impl Rejection {
     }
 }
 
-fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
+fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::full(body));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -384,8 +446,8 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
 }
 
 /// A 200 SSE response that runs `call` as it is read.
-fn event_stream(call: Box<SseCall>) -> Response<Body> {
-    let mut response = Response::new(ResponseBody::Sse(call));
+fn event_stream(call: SseCall) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::Sse(Box::new(call)));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -397,7 +459,7 @@ fn event_stream(call: Box<SseCall>) -> Response<Body> {
     response
 }
 
-fn empty(status: StatusCode) -> Response<Body> {
+fn empty(status: StatusCode) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::full(Bytes::new()));
     *response.status_mut() = status;
     response

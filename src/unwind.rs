@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::surface::BoxFuture;
+use crate::future::BoxFuture;
 
 /// A future that resolves to `Err(Panicked)` if polling `inner` panics.
 pub(crate) struct CatchUnwind<'a, T> {

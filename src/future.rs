@@ -1,9 +1,14 @@
-//! Waiting on the first of two futures, without `tokio::select!` (the crate
-//! keeps tokio's `macros` feature, and its proc-macro crate, out of its tree).
+//! The two future tools the crate needs, written here so that neither the
+//! `futures` crate nor tokio's `macros` feature (and its proc-macro crate)
+//! enters the tree: a boxed future type, and a two-way select.
 
 use std::future::{poll_fn, Future};
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::task::Poll;
+
+/// A boxed `Send` future: the erased form of the surface's futures, and of
+/// a streamed call.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Which future finished first.
 #[derive(Debug)]

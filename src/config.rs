@@ -1,0 +1,233 @@
+//! `ToolHostConfig`: how a host is bound, and every limit it enforces.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use crate::Error;
+
+/// Upper bound on `max_connections`: far above any file-descriptor limit.
+const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
+
+/// How a [`ToolHost`](crate::ToolHost) is bound and what it allows.
+///
+/// `Default` is a safe loopback host: 127.0.0.1 on a kernel-chosen port, no
+/// browser origins, bounded bodies, headers, connections and sessions.
+///
+/// # Memory
+///
+/// What one connection can make the host hold at once, whoever sends it
+/// (bearer or not; without a live bearer nothing past the head is read):
+///
+/// ```text
+///   2 × max_header_bytes          the read buffer and the parsed headers
+/// + 2 × max_body_bytes            the body's chunks while they are joined
+/// + max_parsed_bytes              the body's parsed JSON
+/// + max_body_bytes                the response's echoes of the request
+/// + max_batch_len × 1 KiB           (ids, quoted names) and its own text
+/// + max_batch_len × S             what the surface returns: S is the
+///                                   largest of its tool list and one
+///                                   call's result
+/// ```
+///
+/// With the defaults that is about 76 MiB per connection plus 32 × S, and
+/// `max_connections` connections at most; lower `max_body_bytes` and
+/// `max_parsed_bytes` together to shrink it. A response that its client
+/// does not read is released after `write_stall_timeout`.
+/// `tests/memory.rs` checks the bound with eight connections that each
+/// send the costliest request they can and never read.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use embacle_tool_host::ToolHostConfig;
+///
+/// let config = ToolHostConfig {
+///     server_name: "notes".to_owned(),
+///     instructions: Some("Search the user's notes before answering.".to_owned()),
+///     header_read_timeout: Duration::from_secs(5),
+///     ..ToolHostConfig::default()
+/// };
+/// assert_eq!(config.port, 0);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolHostConfig {
+    /// The server's name: `mcpServers[].name` and `serverInfo.name`. Agents
+    /// prefix the tool names the model sees with it, so keep it short.
+    /// 1–64 characters of `[A-Za-z0-9_-]`. Default `"tools"`.
+    pub server_name: String,
+    /// The address to bind. Must be a loopback address (127.0.0.0/8 or
+    /// `::1`): this host serves the caller's own agents, never a network.
+    /// Default `127.0.0.1`.
+    pub bind_addr: IpAddr,
+    /// The port; 0 (the default) lets the kernel choose.
+    pub port: u16,
+    /// Served to the client at `initialize`, as a hint for the model.
+    /// Default `None`.
+    pub instructions: Option<String>,
+    /// `Origin` values a request may carry besides the listener's own
+    /// (exact, ASCII case-insensitive match, e.g. `"http://localhost:3000"`).
+    /// A request with any other `Origin` gets 403 before authentication —
+    /// the defence against DNS rebinding by browser pages. Agents send no
+    /// `Origin`.
+    ///
+    /// The listener's own origins — `http://127.0.0.1:PORT`,
+    /// `http://localhost:PORT` and `http://[::1]:PORT` at the bound port —
+    /// are always allowed: only a page served by this very listener could
+    /// carry them, and it serves none. (The official MCP conformance suite
+    /// requires that request to succeed.) Default: empty, so every other
+    /// browser origin is refused.
+    pub allowed_origins: Vec<String>,
+    /// Largest accepted request body, in bytes; larger bodies get 413 before
+    /// they are read. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Largest request head (request line plus headers, as sent), in
+    /// bytes; a larger head gets 431, however its bytes arrive — one byte
+    /// over is refused. At least 8192 (hyper's floor). Default 64 KiB.
+    pub max_header_bytes: usize,
+    /// How long a client may take to send a request's headers. A connection
+    /// that is slower (or idle between keep-alive requests for longer) is
+    /// closed. Default 10 seconds.
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body once its headers
+    /// are in. A slower body gets 408 and the connection is closed. Default
+    /// 10 seconds.
+    pub body_read_timeout: Duration,
+    /// Most connections held at once. When all are taken, a new connection
+    /// takes the slot of the oldest one that has not yet presented a live
+    /// bearer (which is closed); connections that have are never displaced,
+    /// and when every slot is theirs the newcomer is closed at once. So a
+    /// flood by a process without a bearer cannot lock the agent out (see
+    /// README.md, "Security model"): a new connection may be displaced only
+    /// by `max_connections` newer ones, far longer than a client takes to
+    /// send its request. Default 256.
+    pub max_connections: usize,
+    /// Most sessions open at once; [`ToolHost::open_session`] fails beyond
+    /// it. Slots are allocated as sessions open, so a high limit costs
+    /// nothing until used. Default 1,048,576.
+    pub max_sessions: u32,
+    /// Longest a tool call may run. A call past it is cancelled (its future
+    /// dropped, its [`CancelSignal`](crate::CancelSignal) raised) and
+    /// answered with JSON-RPC `-32603` naming the limit. `None` disables
+    /// the limit. Default 5 minutes.
+    pub call_timeout: Option<Duration>,
+    /// On an SSE response, the silence after which a `:` keep-alive comment
+    /// is sent, so proxies and clients do not give up on a slow tool.
+    /// Must be positive. Default 15 seconds.
+    pub sse_keep_alive: Duration,
+    /// Most messages in one JSON-RPC batch (MCP 2025-03-26 only). A longer
+    /// batch is refused as a whole — one `-32600` error, HTTP 400 — and none
+    /// of it runs. At least 1. Default 32.
+    pub max_batch_len: usize,
+    /// Most memory the parsed JSON of one request body may take. The host
+    /// bounds it from the body's bytes before parsing (conservatively: see
+    /// `json_scan.rs`), and refuses a body past it with 413. Needed because
+    /// parsed JSON can take far more memory than its text: a body of small
+    /// objects takes about 80 times its size. Ordinary bodies, mostly
+    /// strings, are charged about their own size. At least 1. Default
+    /// 64 MiB (16 times the default `max_body_bytes`).
+    pub max_parsed_bytes: usize,
+    /// How long a response may wait on a client that has stopped reading
+    /// it. A write that makes no progress for this long closes the
+    /// connection, dropping its response (and cancelling a streamed call).
+    /// Must be positive. Default 10 seconds.
+    pub write_stall_timeout: Duration,
+}
+
+impl Default for ToolHostConfig {
+    fn default() -> Self {
+        Self {
+            server_name: "tools".to_owned(),
+            bind_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            instructions: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(10),
+            max_connections: 256,
+            max_sessions: 1 << 20,
+            call_timeout: Some(Duration::from_secs(300)),
+            sse_keep_alive: Duration::from_secs(15),
+            max_batch_len: 32,
+            max_parsed_bytes: 64 * 1024 * 1024,
+            write_stall_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ToolHostConfig {
+    /// Refuses a config the host cannot honour, naming the field.
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        self.validate_identity()?;
+        self.validate_limits()
+    }
+
+    /// The name and the address.
+    fn validate_identity(&self) -> Result<(), Error> {
+        let name_ok = (1..=64).contains(&self.server_name.len())
+            && self
+                .server_name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !name_ok {
+            return Err(Error::invalid_config(
+                "server_name must be 1-64 characters of [A-Za-z0-9_-]",
+            ));
+        }
+        if !self.bind_addr.is_loopback() {
+            return Err(Error::invalid_config(
+                "bind_addr must be a loopback address",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every size, count and duration: positive, and within its range.
+    fn validate_limits(&self) -> Result<(), Error> {
+        let positive = [
+            (self.max_body_bytes == 0, "max_body_bytes must be positive"),
+            (self.max_sessions == 0, "max_sessions must be positive"),
+            (self.max_batch_len == 0, "max_batch_len must be positive"),
+            (
+                self.max_parsed_bytes == 0,
+                "max_parsed_bytes must be positive",
+            ),
+            (
+                self.header_read_timeout.is_zero(),
+                "header_read_timeout must be positive",
+            ),
+            (
+                self.body_read_timeout.is_zero(),
+                "body_read_timeout must be positive",
+            ),
+            (
+                self.call_timeout == Some(Duration::ZERO),
+                "call_timeout must be positive (or None for no limit)",
+            ),
+            (
+                self.sse_keep_alive.is_zero(),
+                "sse_keep_alive must be positive",
+            ),
+            (
+                self.write_stall_timeout.is_zero(),
+                "write_stall_timeout must be positive",
+            ),
+        ];
+        if let Some((_, why)) = positive.into_iter().find(|(zero, _)| *zero) {
+            return Err(Error::invalid_config(why));
+        }
+        if !(1..=MAX_CONNECTIONS_CEILING).contains(&self.max_connections) {
+            return Err(Error::invalid_config(
+                "max_connections must be between 1 and 1,000,000",
+            ));
+        }
+        if self.max_header_bytes < 8192 {
+            return Err(Error::invalid_config(
+                "max_header_bytes must be at least 8192",
+            ));
+        }
+        Ok(())
+    }
+}

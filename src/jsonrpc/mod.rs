@@ -1,0 +1,193 @@
+//! JSON-RPC 2.0 envelopes: the messages a body holds, the error-code
+//! table, and framing replies. Reading a body is `read.rs`. Nothing here
+//! knows about HTTP or MCP methods.
+
+mod read;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+#[cfg(any(test, feature = "bench-internals"))]
+pub(crate) use read::reads_agree;
+pub(crate) use read::{classify, parse, Parsed};
+
+use crate::json_out::{write_json, write_json_str};
+
+/// The JSON-RPC error codes the host emits, each in one place.
+pub(crate) mod code {
+    /// The body is not JSON.
+    pub(crate) const PARSE_ERROR: i32 = -32700;
+    /// JSON, but not a valid JSON-RPC request.
+    pub(crate) const INVALID_REQUEST: i32 = -32600;
+    /// No such method (tools-only host: everything but the MCP lifecycle and tools).
+    pub(crate) const METHOD_NOT_FOUND: i32 = -32601;
+    /// Bad params: an unknown tool, a bad cursor, a malformed `tools/call`.
+    pub(crate) const INVALID_PARAMS: i32 = -32602;
+    /// The host could not run the tool.
+    pub(crate) const INTERNAL_ERROR: i32 = -32603;
+    /// MCP 2026-07-28: a header is missing or disagrees with the body.
+    pub(crate) const HEADER_MISMATCH: i32 = -32020;
+    /// MCP 2026-07-28: the request's protocol version is not served here.
+    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ErrorObject {
+    pub(crate) code: i32,
+    pub(crate) message: Cow<'static, str>,
+    pub(crate) data: Option<Value>,
+}
+
+impl ErrorObject {
+    pub(crate) fn new(code: i32, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub(crate) fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A request's `params` object. Both forms answer the same questions; which
+/// one a request gets only depends on how its body could be read (see
+/// `read::parse`).
+#[derive(Debug)]
+pub(crate) enum Params<'a> {
+    /// Keys borrowed from the body: the usual case, one allocation for the
+    /// map instead of one per key.
+    Borrowed(BTreeMap<&'a str, Value>),
+    /// A batch member, or an object with a key that needs unescaping.
+    Owned(Map<String, Value>),
+}
+
+impl Params<'_> {
+    /// A member's value, if present.
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Self::Borrowed(members) => members.get(key),
+            Self::Owned(members) => members.get(key),
+        }
+    }
+
+    /// Moves a member's value out, leaving `null` behind.
+    pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
+        match self {
+            Self::Borrowed(members) => members.get_mut(key).map(Value::take),
+            Self::Owned(members) => take(members, key),
+        }
+    }
+}
+
+/// A request: it has an id and wants exactly one response.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    /// A string or an integer, echoed verbatim.
+    pub(crate) id: Value,
+    pub(crate) method: Cow<'a, str>,
+    /// `None` when omitted, which means `{}`.
+    pub(crate) params: Option<Params<'a>>,
+}
+
+/// What one JSON value in a POST body is.
+#[derive(Debug)]
+pub(crate) enum Message<'a> {
+    Request(Request<'a>),
+    /// A method without an id: never answered, not even with an error.
+    /// `params` is `None` unless it was an object.
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<Params<'a>>,
+    },
+    /// A client's response (`result` or `error` with an id): accepted, ignored.
+    Response,
+    /// Not a valid JSON-RPC message. `id` is the message's id when it was
+    /// readable, so the error can echo it.
+    Invalid {
+        id: Option<Value>,
+        error: ErrorObject,
+    },
+}
+
+/// Moves a member's value out of a map, leaving `null` behind. Cheaper than
+/// `remove`, which rebalances the map's tree; the map is dropped soon after.
+pub(crate) fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    map.get_mut(key).map(Value::take)
+}
+
+/// Writes `{"jsonrpc":"2.0","id":ID,"result":{`: a response whose result
+/// object's members come next. (MCP results are always objects.)
+pub(crate) fn open_result(out: &mut Vec<u8>, id: &Value) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    write_json(out, id);
+    out.extend_from_slice(b",\"result\":{");
+}
+
+/// Closes what [`open_result`] opened, after the result's members.
+pub(crate) fn close_result(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"}}");
+}
+
+/// Writes an error response. An unknown id is written as `null`, as
+/// JSON-RPC 2.0 requires for parse errors; MCP clients accept it everywhere.
+pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&Value>, error: &ErrorObject) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    match id {
+        Some(id) => write_json(out, id),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"error\":{\"code\":");
+    out.extend_from_slice(error.code.to_string().as_bytes());
+    out.extend_from_slice(b",\"message\":");
+    write_json_str(out, &error.message);
+    if let Some(data) = &error.data {
+        out.extend_from_slice(b",\"data\":");
+        write_json(out, data);
+    }
+    out.extend_from_slice(b"}}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Ids are echoed exactly: `"1"` stays a string, big integers stay whole.
+    #[test]
+    fn ids_echo_verbatim() {
+        for id in [
+            json!("1"),
+            json!(1),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!("é \" x"),
+        ] {
+            let mut out = Vec::new();
+            open_result(&mut out, &id);
+            close_result(&mut out);
+            let back: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(back, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+        }
+    }
+
+    /// Error objects carry code, message and optional data; unknown ids are null.
+    #[test]
+    fn error_framing() {
+        let mut out = Vec::new();
+        let error =
+            ErrorObject::new(code::INVALID_PARAMS, "Unknown tool: x").with_data(json!({"a": 1}));
+        write_error(&mut out, None, &error);
+        let back: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            back,
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Unknown tool: x","data":{"a":1}}})
+        );
+    }
+}

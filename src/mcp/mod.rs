@@ -1,0 +1,445 @@
+//! The MCP dispatcher: one POST body in, one reply out — a pure function of
+//! the body's bytes, its MCP headers and the session's state.
+//!
+//! `transport.rs` has already checked Host/Origin, the bearer, the method,
+//! the headers and the body size; it hands over the body bytes and a
+//! [`Lease`] on the session. This module parses the JSON-RPC message (or a
+//! 2025-03-26 batch), decides each message's era, runs the MCP method, and
+//! writes the response bytes. It never sees a bearer and never speaks HTTP:
+//! it says which [`ReplyClass`] its reply is, and the transport maps that to
+//! a status code; a streamed call is a future and its progress, which the
+//! transport frames as SSE.
+//!
+//! Methods served:
+//!
+//! | era | methods | anything else |
+//! |---|---|---|
+//! | legacy (2025-03-26 … 2025-11-25) | `initialize`, `ping`, `tools/list`, `tools/call` | `-32601`, HTTP 200 |
+//! | modern (2026-07-28) | `server/discover`, `tools/list`, `tools/call` | `-32601`, HTTP 404 |
+//!
+//! Every notification and client response is accepted and ignored. The
+//! tools methods are one code path for both eras; a modern result only gets
+//! its envelope members (`resultType`, `ttlMs`/`cacheScope` on listings,
+//! serverInfo in `_meta`, rendered once per host in `server_info.rs`) after
+//! its own.
+
+mod tools_call;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::call::ProgressState;
+use crate::era::{self, EnvelopeHeaders, Era};
+use crate::future::BoxFuture;
+use crate::json_out::write_json_str;
+use crate::json_scan;
+use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, Request};
+use crate::server_info::ServerInfo;
+use crate::shared::Lease;
+use crate::unwind::CatchUnwind;
+
+/// What kind of reply a body earned; `transport.rs` owns the status table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplyClass {
+    /// A response (or batch of responses) to deliver normally.
+    Answer,
+    /// Nothing to answer: notifications and client responses only.
+    Accepted,
+    /// The body was not JSON or not JSON-RPC, or its protocol version or
+    /// envelope is wrong: a client error, with a JSON-RPC error body.
+    Malformed,
+    /// A modern-era request for a method this host does not serve.
+    NotFound,
+    /// The session's bearer was revoked while this request was in flight.
+    Revoked,
+}
+
+/// The dispatcher's answer to one POST body.
+pub(crate) enum Reply {
+    /// A complete body of the given class.
+    Complete { class: ReplyClass, body: Vec<u8> },
+    /// A `tools/call` whose progress the client asked to follow.
+    Stream(Box<StreamedCall>),
+}
+
+impl Reply {
+    fn new(class: ReplyClass, body: Vec<u8>) -> Self {
+        Self::Complete { class, body }
+    }
+
+    /// A body-level error: the message could not be read as a request, so
+    /// its id is unknown (`null`).
+    fn malformed(error: &ErrorObject) -> Self {
+        let mut out = Vec::with_capacity(128);
+        jsonrpc::write_error(&mut out, None, error);
+        Self::new(ReplyClass::Malformed, out)
+    }
+}
+
+/// A `tools/call` to run while its response streams: the future that runs
+/// it and yields its final response (`None` when it was cancelled and
+/// nothing more may be sent), and the progress it reports meanwhile.
+pub(crate) struct StreamedCall {
+    pub(crate) call: BoxFuture<'static, Option<Vec<u8>>>,
+    pub(crate) progress: Arc<ProgressState>,
+}
+
+/// What the transport knows about the request besides its body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestContext<'a> {
+    /// The raw MCP headers.
+    pub(crate) headers: EnvelopeHeaders<'a>,
+    /// Whether the client takes an SSE response (its `Accept` names
+    /// `text/event-stream`), so a call with a progress token may stream.
+    pub(crate) may_stream: bool,
+}
+
+/// Where a message stands in its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// The body's one message.
+    Single,
+    /// A member of a 2025-03-26 batch: its response joins the batch's
+    /// array, so it never streams, and it may not be `initialize`.
+    BatchMember,
+}
+
+/// What handling one message did.
+enum Handled {
+    /// Wrote one response; as the body's only message, its reply is of
+    /// this class.
+    Wrote(ReplyClass),
+    /// Wrote nothing: a notification, a client response, or a cancelled
+    /// call (MCP: a cancelled request SHOULD get no response).
+    Silent,
+    /// The bearer was revoked mid-request; wrote nothing.
+    Revoked,
+    /// A call to run on a stream; wrote nothing.
+    Stream(Box<StreamedCall>),
+}
+
+/// Handles one POST body for the session behind `lease`.
+pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
+    if body.trim_ascii_start().starts_with(b"[") {
+        if let Err(error) = admit_batch(&request.headers, body, lease.shared.max_batch_len) {
+            return Reply::malformed(&error);
+        }
+    }
+    let message = match jsonrpc::parse(body) {
+        Parsed::NotJson => {
+            let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
+            return Reply::malformed(&error);
+        }
+        Parsed::Batch(batch) => return dispatch_batch(lease, &request.headers, batch).await,
+        Parsed::Single(message) => message,
+    };
+    let mut out = Vec::with_capacity(256);
+    match handle_message(lease, request, message, Framing::Single, &mut out).await {
+        Handled::Wrote(class) => Reply::new(class, out),
+        Handled::Silent => Reply::new(ReplyClass::Accepted, out),
+        Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
+        Handled::Stream(call) => Reply::Stream(call),
+    }
+}
+
+/// A 2025-03-26 batch: each member handled in order, the responses gathered
+/// into one array (none for notifications).
+async fn dispatch_batch(lease: &Lease, headers: &EnvelopeHeaders<'_>, batch: Vec<Value>) -> Reply {
+    if batch.is_empty() {
+        let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
+        return Reply::malformed(&error);
+    }
+    let request = RequestContext {
+        headers: *headers,
+        may_stream: false,
+    };
+    let mut out = Vec::with_capacity(256);
+    out.push(b'[');
+    for member in batch {
+        let message = jsonrpc::classify(member);
+        match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
+            Handled::Wrote(_) => out.push(b','),
+            // `may_stream` is false, so no member streams.
+            Handled::Silent | Handled::Stream(_) => {}
+            Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
+        }
+    }
+    match out.last_mut() {
+        // The comma after the last response becomes the closing bracket.
+        Some(last @ b',') => *last = b']',
+        _ => return Reply::new(ReplyClass::Accepted, Vec::new()),
+    }
+    Reply::new(ReplyClass::Answer, out)
+}
+
+/// Whether a body that is a JSON array may be read as a batch at all:
+/// batches exist only in 2025-03-26, and one longer than `max_batch_len`
+/// is refused whole. Both are decided before the body is parsed (the length
+/// by counting its top-level members), so a refused batch costs no parse
+/// and none of it runs.
+fn admit_batch(
+    headers: &EnvelopeHeaders<'_>,
+    body: &[u8],
+    max_batch_len: usize,
+) -> Result<(), ErrorObject> {
+    if !era::allows_batch(headers.protocol_version) {
+        return Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            "JSON-RPC batches are only allowed in MCP 2025-03-26",
+        ));
+    }
+    if json_scan::array_len_within(body, max_batch_len).is_none() {
+        return Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            format!("the batch has more than {max_batch_len} messages, the host's limit; none of it ran"),
+        )
+        .with_data(serde_json::json!({"maxBatchLength": max_batch_len})));
+    }
+    Ok(())
+}
+
+async fn handle_message(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    message: Message<'_>,
+    framing: Framing,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let request = match message {
+        Message::Request(request) => request,
+        Message::Notification { method, params } => {
+            if method == "notifications/cancelled" {
+                cancel_request(lease, params.as_ref());
+            }
+            return Handled::Silent;
+        }
+        Message::Response => return Handled::Silent,
+        Message::Invalid { id, error } => {
+            jsonrpc::write_error(out, id.as_ref(), &error);
+            return Handled::Wrote(ReplyClass::Malformed);
+        }
+    };
+    match era::classify(&context.headers, &request.method, request.params.as_ref()) {
+        Ok(era) => handle_request(lease, context, request, era, framing, out).await,
+        Err(error) => {
+            jsonrpc::write_error(out, Some(&request.id), &error);
+            Handled::Wrote(ReplyClass::Malformed)
+        }
+    }
+}
+
+/// Runs one request's method, as its era defines it.
+async fn handle_request(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    request: Request<'_>,
+    era: Era,
+    framing: Framing,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let Request { id, method, params } = request;
+    let respond = Respond {
+        id: &id,
+        era,
+        info: &lease.shared.info,
+    };
+    match (era, method.as_ref()) {
+        (Era::Legacy(_), "initialize") => initialize(respond, params.as_ref(), framing, out),
+        (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
+        (Era::Modern(_), "server/discover") => {
+            respond.result(out, ResultKind::Listing, |out| discover(respond.info, out))
+        }
+        (_, "tools/list") => list_tools(lease, respond, params.as_ref(), out).await,
+        (_, "tools/call") => {
+            let call = tools_call::CallRequest {
+                id,
+                params,
+                era,
+                may_stream: context.may_stream && framing == Framing::Single,
+            };
+            tools_call::tools_call(lease, call, context.headers.params, out).await
+        }
+        (_, _) => {
+            let error = ErrorObject::new(
+                code::METHOD_NOT_FOUND,
+                format!("Method not found: {}", printable(&method)),
+            );
+            jsonrpc::write_error(out, Some(&id), &error);
+            Handled::Wrote(match era {
+                Era::Legacy(_) => ReplyClass::Answer,
+                Era::Modern(_) => ReplyClass::NotFound,
+            })
+        }
+    }
+}
+
+/// Which envelope members close a modern result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResultKind {
+    /// `tools/list` and `server/discover`: with `ttlMs` and `cacheScope`.
+    Listing,
+    /// Every other result.
+    Plain,
+}
+
+/// How one request is answered: its id, its era, and what the modern
+/// envelope names the server as.
+#[derive(Debug, Clone, Copy)]
+struct Respond<'a> {
+    id: &'a Value,
+    era: Era,
+    info: &'a ServerInfo,
+}
+
+impl Respond<'_> {
+    /// Writes a result response: the object members `members` writes, then
+    /// (in the modern era) the envelope's.
+    fn result(
+        self,
+        out: &mut Vec<u8>,
+        kind: ResultKind,
+        members: impl FnOnce(&mut Vec<u8>),
+    ) -> Handled {
+        jsonrpc::open_result(out, self.id);
+        members(out);
+        if let Era::Modern(_) = self.era {
+            // The envelope's members start with a comma: every modern
+            // result has members of its own before them.
+            debug_assert_ne!(out.last(), Some(&b'{'), "a modern result has members");
+            let envelope = match kind {
+                ResultKind::Listing => &self.info.modern_listing_members,
+                ResultKind::Plain => &self.info.modern_result_members,
+            };
+            out.extend_from_slice(envelope.as_bytes());
+        }
+        jsonrpc::close_result(out);
+        Handled::Wrote(ReplyClass::Answer)
+    }
+
+    /// Writes an error response to a request that was read (a method
+    /// error: the body itself was fine).
+    fn error(self, out: &mut Vec<u8>, error: &ErrorObject) -> Handled {
+        jsonrpc::write_error(out, Some(self.id), error);
+        Handled::Wrote(ReplyClass::Answer)
+    }
+}
+
+/// The error for a surface that panicked while answering.
+fn surface_panicked() -> ErrorObject {
+    ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked")
+}
+
+/// `initialize`: negotiate the version, advertise only `tools`.
+fn initialize(
+    respond: Respond<'_>,
+    params: Option<&Params<'_>>,
+    framing: Framing,
+    out: &mut Vec<u8>,
+) -> Handled {
+    if framing == Framing::BatchMember {
+        let error = ErrorObject::new(
+            code::INVALID_REQUEST,
+            "initialize must not be part of a batch",
+        );
+        return respond.error(out, &error);
+    }
+    let Some(requested) = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+    else {
+        let error = ErrorObject::new(
+            code::INVALID_PARAMS,
+            "initialize needs params.protocolVersion, a string",
+        );
+        return respond.error(out, &error);
+    };
+    let info = respond.info;
+    respond.result(out, ResultKind::Plain, |out| {
+        out.extend_from_slice(b"\"protocolVersion\":");
+        write_json_str(out, era::negotiate(requested));
+        // listChanged: false — a POST-only host with JSON responses has no
+        // channel to deliver notifications/tools/list_changed on.
+        out.extend_from_slice(b",\"capabilities\":{\"tools\":{\"listChanged\":false}}");
+        out.extend_from_slice(b",\"serverInfo\":");
+        out.extend_from_slice(info.implementation.as_bytes());
+        if let Some(instructions) = &info.instructions {
+            out.extend_from_slice(b",\"instructions\":");
+            write_json_str(out, instructions);
+        }
+    })
+}
+
+/// `server/discover` (2026-07-28): its capabilities (tools only), the
+/// instructions, and every version the host speaks.
+fn discover(info: &ServerInfo, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\"capabilities\":{\"tools\":{}}");
+    if let Some(instructions) = &info.instructions {
+        out.extend_from_slice(b",\"instructions\":");
+        write_json_str(out, instructions);
+    }
+    out.extend_from_slice(b",\"supportedVersions\":[");
+    for (i, version) in era::supported_versions().into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_str(out, version);
+    }
+    out.push(b']');
+}
+
+/// `tools/list`: the surface's live answer, in its order, one page.
+async fn list_tools(
+    lease: &Lease,
+    respond: Respond<'_>,
+    params: Option<&Params<'_>>,
+    out: &mut Vec<u8>,
+) -> Handled {
+    // The host never hands out a cursor, so any cursor is one it did not
+    // issue. `null` is read as absent.
+    if params
+        .and_then(|p| p.get("cursor"))
+        .is_some_and(|c| !c.is_null())
+    {
+        return respond.error(
+            out,
+            &ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"),
+        );
+    }
+    let Ok(tools) = CatchUnwind::new(lease.session.surface.list_tools()).await else {
+        return respond.error(out, &surface_panicked());
+    };
+    respond.result(out, ResultKind::Listing, |out| {
+        out.extend_from_slice(b"\"tools\":[");
+        for (i, tool) in tools.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(tool.rendered().as_bytes());
+        }
+        out.push(b']');
+    })
+}
+
+/// `notifications/cancelled`: cancel the session's call with that request
+/// id, if it is in flight. Unknown, finished or malformed cancellations are
+/// ignored, as MCP asks.
+fn cancel_request(lease: &Lease, params: Option<&Params<'_>>) {
+    let id = params.and_then(|p| p.get("requestId"));
+    if let Some(id) = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64()) {
+        lease.session.in_flight.cancel(id);
+    }
+}
+
+/// A method name fit to quote in an error: at most 64 characters, with
+/// control characters replaced.
+fn printable(method: &str) -> String {
+    method
+        .chars()
+        .take(64)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}

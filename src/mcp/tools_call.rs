@@ -1,0 +1,314 @@
+//! `tools/call`: check the call against the live surface, run it under its
+//! cancellation signal and time limit, and answer it — inline, or on a
+//! stream that carries its progress.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::{surface_panicked, Handled, ReplyClass, Respond, ResultKind, StreamedCall};
+use crate::call::{CancelSignal, Progress, ToolCall};
+use crate::entry::FirstPoll;
+use crate::era::{Era, ParamHeaders};
+use crate::future::{race, First};
+use crate::jsonrpc::{self, code, take, ErrorObject, Params};
+use crate::param_headers;
+use crate::shared::Lease;
+use crate::tool::is_valid_name;
+use crate::unwind::{CatchUnwind, Panicked};
+use crate::ToolOutcome;
+
+/// One `tools/call` request, as the dispatcher hands it over.
+pub(super) struct CallRequest<'a> {
+    pub(super) id: Value,
+    pub(super) params: Option<Params<'a>>,
+    pub(super) era: Era,
+    /// Whether the response may be a stream (the client accepts SSE, and
+    /// the call is its body's only message).
+    pub(super) may_stream: bool,
+}
+
+/// Checks a call and whether its tool is visible *now*; then runs it
+/// inline (a JSON response) or, when the client sent a `progressToken` and
+/// may take a stream, hands it back to run on one. Writes a complete
+/// response, or nothing for `Stream`, `Revoked` and `Silent`.
+pub(super) async fn tools_call(
+    lease: &Lease,
+    request: CallRequest<'_>,
+    headers: ParamHeaders<'_>,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let CallRequest {
+        id,
+        params,
+        era,
+        may_stream,
+    } = request;
+    let call = match check(lease, params, era, headers).await {
+        Ok(call) => call,
+        Err(Refusal { class, error }) => {
+            jsonrpc::write_error(out, Some(&id), &error);
+            return Handled::Wrote(class);
+        }
+    };
+    // Checked here too, so a revoked bearer is a 401 before any stream starts.
+    if !lease.is_live() {
+        return Handled::Revoked;
+    }
+    match call.progress_token.clone().filter(|_| may_stream) {
+        Some(token) => Handled::Stream(Box::new(streamed(lease.clone(), id, call, era, token))),
+        None => match run(lease, &id, &call, era, &Progress::default(), out).await {
+            CallEnd::Answered => Handled::Wrote(ReplyClass::Answer),
+            CallEnd::Revoked => Handled::Revoked,
+            // The POST still needs an HTTP answer: it gets what a message
+            // without a response gets (202, no body).
+            CallEnd::Cancelled => Handled::Silent,
+        },
+    }
+}
+
+/// The call as a stream's future: it runs when the response body is first
+/// polled, and yields the final response.
+fn streamed(lease: Lease, id: Value, call: CheckedCall, era: Era, token: Value) -> StreamedCall {
+    let (progress, state) = Progress::for_token(token);
+    let run = async move {
+        let mut out = Vec::with_capacity(256);
+        match run(&lease, &id, &call, era, &progress, &mut out).await {
+            CallEnd::Answered => Some(out),
+            // The response head is already sent: say it in the stream.
+            CallEnd::Revoked => {
+                let error = ErrorObject::new(code::INVALID_REQUEST, "the session was revoked");
+                jsonrpc::write_error(&mut out, Some(&id), &error);
+                Some(out)
+            }
+            CallEnd::Cancelled => None,
+        }
+    };
+    StreamedCall {
+        call: Box::pin(run),
+        progress: state,
+    }
+}
+
+/// A `tools/call` that passed its checks.
+struct CheckedCall {
+    name: String,
+    arguments: Value,
+    progress_token: Option<Value>,
+}
+
+/// Why a call was refused before it ran: the error, and what class of
+/// reply it makes.
+struct Refusal {
+    class: ReplyClass,
+    error: ErrorObject,
+}
+
+impl From<ErrorObject> for Refusal {
+    /// An error about the call (unknown tool, bad params, a surface that
+    /// panicked): a method error, answered normally.
+    fn from(error: ErrorObject) -> Self {
+        Self {
+            class: ReplyClass::Answer,
+            error,
+        }
+    }
+}
+
+/// The checks, in order: the params' shape, the tool's visibility, and in
+/// the modern era the `Mcp-Param-*` headers.
+async fn check(
+    lease: &Lease,
+    params: Option<Params<'_>>,
+    era: Era,
+    headers: ParamHeaders<'_>,
+) -> Result<CheckedCall, Refusal> {
+    let call = check_shape(params)?;
+    let visible = CatchUnwind::new(lease.session.surface.is_visible(&call.name))
+        .await
+        .map_err(|_| surface_panicked())?;
+    if !visible {
+        return Err(unknown_tool(&call.name).into());
+    }
+    if let Era::Modern(_) = era {
+        check_param_headers(lease, &call, headers).await?;
+    }
+    Ok(call)
+}
+
+fn unknown_tool(name: &str) -> ErrorObject {
+    ErrorObject::new(code::INVALID_PARAMS, format!("Unknown tool: {name}"))
+}
+
+/// `params.name` (a string naming a possible tool), `params.arguments` (an
+/// object, absent or null meaning none) and `params._meta.progressToken`.
+fn check_shape(params: Option<Params<'_>>) -> Result<CheckedCall, ErrorObject> {
+    let mut params = params.unwrap_or(Params::Owned(Map::new()));
+    let Some(Value::String(name)) = params.take("name") else {
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            "tools/call needs params.name, a string",
+        ));
+    };
+    let arguments = match params.take("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => {
+            return Err(ErrorObject::new(
+                code::INVALID_PARAMS,
+                "tools/call params.arguments must be an object",
+            ))
+        }
+    };
+    // A progress token is a string or an integer; anything else is ignored.
+    let progress_token = params
+        .take("_meta")
+        .as_mut()
+        .and_then(Value::as_object_mut)
+        .and_then(|meta| take(meta, "progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    // A name outside the MCP rule can't be one of the surface's tools
+    // (`Tool::new` refuses it), so don't ask; and don't echo it back.
+    if !is_valid_name(&name) {
+        return Err(ErrorObject::new(code::INVALID_PARAMS, "Unknown tool"));
+    }
+    Ok(CheckedCall {
+        name,
+        arguments,
+        progress_token,
+    })
+}
+
+/// 2026-07-28: the `Mcp-Param-*` headers mirror the tool's `x-mcp-header`
+/// arguments. The tool is looked up in the live list, whose schema is the
+/// one the client built its headers from; a tool `is_visible` admits but
+/// the list lacks is unknown, as a tool the model cannot see must be. A
+/// header that does not mirror its argument is a 400 `-32020`.
+async fn check_param_headers(
+    lease: &Lease,
+    call: &CheckedCall,
+    headers: ParamHeaders<'_>,
+) -> Result<(), Refusal> {
+    let tools = CatchUnwind::new(lease.session.surface.list_tools())
+        .await
+        .map_err(|_| surface_panicked())?;
+    let Some(tool) = tools.iter().find(|tool| tool.name() == call.name) else {
+        return Err(unknown_tool(&call.name).into());
+    };
+    param_headers::check(tool.header_bindings(), &call.arguments, headers).map_err(|error| {
+        Refusal {
+            class: ReplyClass::Malformed,
+            error,
+        }
+    })
+}
+
+/// How running a call ended.
+enum CallEnd {
+    /// A complete response (result or error) was written.
+    Answered,
+    /// The bearer died before the surface could be invoked; nothing written.
+    Revoked,
+    /// The call was cancelled (by the client or by revocation); nothing written.
+    Cancelled,
+}
+
+/// Runs a checked call and writes its response.
+async fn run(
+    lease: &Lease,
+    id: &Value,
+    call: &CheckedCall,
+    era: Era,
+    progress: &Progress,
+    out: &mut Vec<u8>,
+) -> CallEnd {
+    let respond = Respond {
+        id,
+        era,
+        info: &lease.shared.info,
+    };
+    let name = &call.name;
+    let error = match invoke(lease, id, call, progress).await {
+        Invocation::Revoked => return CallEnd::Revoked,
+        Invocation::Cancelled => return CallEnd::Cancelled,
+        Invocation::Answered(outcome) => match outcome.failure_message() {
+            None => {
+                respond.result(out, ResultKind::Plain, |out| {
+                    outcome.write_members(out, era)
+                });
+                return CallEnd::Answered;
+            }
+            Some(message) => ErrorObject::new(
+                code::INTERNAL_ERROR,
+                format!("tool {name} failed: {message}"),
+            ),
+        },
+        Invocation::Panicked => {
+            ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} panicked"))
+        }
+        Invocation::TimedOut(limit) => ErrorObject::new(
+            code::INTERNAL_ERROR,
+            format!("tool {name} exceeded the call time limit of {limit:?}"),
+        )
+        .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64})),
+    };
+    respond.error(out, &error);
+    CallEnd::Answered
+}
+
+/// What invoking the surface came to.
+enum Invocation {
+    Answered(ToolOutcome),
+    Panicked,
+    Cancelled,
+    TimedOut(Duration),
+    /// The bearer died before the surface was invoked.
+    Revoked,
+}
+
+/// Registers the call as in flight, re-checks the bearer, and invokes the
+/// surface under the call's cancellation signal and time limit; counts a
+/// call that succeeded or was refused.
+async fn invoke(lease: &Lease, id: &Value, call: &CheckedCall, progress: &Progress) -> Invocation {
+    let signal = CancelSignal::default();
+    // Registered before the liveness check, so a revocation either fails
+    // that check or finds this call to cancel (see `ToolSession`'s drop).
+    let session = &lease.session;
+    let registration =
+        (session.in_flight).register(&lease.shared.calls_running, id.clone(), signal.clone());
+    // The last check before the surface runs, made inside the session's
+    // entry gate: either it sees a revocation, or the guard's drop waits
+    // until this call's first poll is over (see `entry.rs`).
+    let Some(entry) = session.entry.enter(|| lease.is_live()) else {
+        return Invocation::Revoked;
+    };
+    let context = ToolCall {
+        name: &call.name,
+        arguments: &call.arguments,
+        progress,
+        cancel: &signal,
+    };
+    let invocation = FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
+    let limit = lease.shared.call_timeout;
+    let deadline = async move {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = match race(invocation, race(signal.cancelled(), deadline)).await {
+        First::Left(Ok(outcome)) => outcome,
+        First::Left(Err(Panicked)) => return Invocation::Panicked,
+        First::Right(First::Left(())) => return Invocation::Cancelled,
+        First::Right(First::Right(())) => return Invocation::TimedOut(limit.unwrap_or_default()),
+    };
+    // Counted before the call leaves the in-flight list, so that
+    // `ToolSession::close`, which waits for that list to empty, reads a
+    // final count.
+    if outcome.failure_message().is_none() {
+        session.calls_served.fetch_add(1, Ordering::Relaxed);
+    }
+    registration.finish();
+    Invocation::Answered(outcome)
+}
