@@ -335,12 +335,21 @@ mod tests {
         assert_eq!(state.take_or_register(&waker), None, "nothing after close");
     }
 
-    /// A disabled reporter does nothing and says so.
+    /// A disabled reporter says so, and stays disabled whatever it is sent:
+    /// no report creates the state a stream would read, and a clone is as
+    /// disabled. (`mcp::tests::progress_without_a_stream_is_disabled` shows
+    /// what the tool and the client see: one plain JSON response.)
     #[test]
     fn disabled_progress_is_a_no_op() {
         let progress = Progress::default();
         assert!(!progress.is_enabled());
-        progress.report(1.0, None, None);
+        for value in [1.0, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            progress.report(value, Some(2.0), Some("ignored"));
+        }
+        assert!(progress.state.is_none());
+        let clone = progress.clone();
+        assert!(!clone.is_enabled() && clone.state.is_none());
+        assert_eq!(format!("{progress:?}"), "Progress { enabled: false }");
     }
 
     /// `cancelled()` resolves after `cancel`, and at once when already raised.

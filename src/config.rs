@@ -102,7 +102,7 @@ pub struct ToolHostConfig {
     /// by `max_connections` newer ones, far longer than a client takes to
     /// send its request. Default 256.
     pub max_connections: usize,
-    /// Most sessions open at once; [`ToolHost::open_session`] fails beyond
+    /// Most sessions open at once; [`ToolHost::open_session`](crate::ToolHost::open_session) fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs
     /// nothing until used. Default 1,048,576.
     pub max_sessions: u32,

@@ -39,6 +39,10 @@ thread_local! {
 #[derive(Debug, Default)]
 pub(crate) struct EntryGate {
     entering: AtomicUsize,
+    /// Raised once a `close` has started waiting: lets the tests see the
+    /// wait itself, rather than sleep and hope the closer got that far.
+    #[cfg(test)]
+    closing: std::sync::atomic::AtomicBool,
 }
 
 /// A call's place in the gate, released when dropped.
@@ -67,6 +71,8 @@ impl EntryGate {
         if IN_FIRST_POLL.with(Cell::get) > 0 {
             return;
         }
+        #[cfg(test)]
+        self.closing.store(true, Ordering::SeqCst);
         let mut spins = 0u32;
         // Acquire: pairs with the Release in `Entry::drop`, so what a first
         // poll did happens before `close` returns.
@@ -141,11 +147,18 @@ mod tests {
                 closed.store(true, Ordering::SeqCst);
             })
         };
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        assert!(
-            !closed.load(Ordering::SeqCst),
-            "close returned while a call was entering"
-        );
+        // The closer is inside its wait (not merely scheduled to reach it)
+        // before we look: then only the entry can be holding it.
+        while !gate.closing.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        for _ in 0..1000 {
+            std::thread::yield_now();
+            assert!(
+                !closed.load(Ordering::SeqCst),
+                "close returned while a call was entering"
+            );
+        }
         drop(entry);
         closer.join().unwrap();
         assert!(closed.load(Ordering::SeqCst));

@@ -109,19 +109,13 @@ pub(crate) fn parsed_size_bound(body: &[u8]) -> usize {
         in_number = number_byte;
         match byte {
             b'"' => {
-                let start = i;
-                let mut escaped = false;
-                i += 1;
-                while i < body.len() && body[i] != b'"' {
-                    // An escape hides the next byte, quote or not.
-                    escaped |= body[i] == b'\\';
-                    i += if body[i] == b'\\' { 2 } else { 1 };
-                }
-                let len = i.min(body.len()) - start;
+                let (end, escaped) = string_end(body, i);
+                let len = end - i;
                 if escaped {
                     longest_escaped = longest_escaped.max(len);
                 }
                 charge += len.saturating_add(STRING);
+                i = end;
             }
             b'{' | b'[' if depth < MAX_DEPTH => {
                 depth += 1;
@@ -141,6 +135,20 @@ pub(crate) fn parsed_size_bound(body: &[u8]) -> usize {
         i += 1;
     }
     cost.saturating_add(longest_escaped.saturating_mul(2))
+}
+
+/// Where the string whose opening quote is at `start` ends (the index of
+/// its closing quote, or the body's length if it has none), and whether it
+/// holds an escape.
+fn string_end(body: &[u8], start: usize) -> (usize, bool) {
+    let mut i = start + 1;
+    let mut escaped = false;
+    while i < body.len() && body[i] != b'"' {
+        // An escape hides the next byte, quote or not.
+        escaped |= body[i] == b'\\';
+        i += if body[i] == b'\\' { 2 } else { 1 };
+    }
+    (i.min(body.len()), escaped)
 }
 
 /// How many members a JSON array body has, counting at most `limit + 1`:

@@ -39,37 +39,52 @@
 //! # Layout
 //!
 //! Requests flow one way: transport → auth → JSON-RPC → MCP → surface.
+//! State sits below all of them: every module imports only from modules
+//! beneath it (`scripts/layering` prints the layers and fails on a cycle).
+//! From the top:
 //!
-//! - `host`: [`ToolHost`], [`ToolHostConfig`]; the listener, accept loop and
-//!   shutdown.
+//! - `host`: [`ToolHost`]; the listener, the accept loop and shutdown.
+//! - `transport` (private): the hyper service function, every HTTP check,
+//!   and the HTTP/1.1 settings a connection is served with; it maps the
+//!   dispatcher's reply classes to status codes.
+//! - `sse` (private): response bodies; the SSE stream that drives a
+//!   streamed call and frames its progress and keep-alives.
+//! - `mcp` (private): the method dispatcher, a pure function of a body, its
+//!   MCP headers and the session's state (unit-tested without a socket);
+//!   `mcp/tools_call.rs` checks, runs and answers `tools/call`.
 //! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
 //!   [`McpServers`], the ACP entries.
+//! - `shared` (private): the state below everything — the host's
+//!   `Shared` limits and revocation slab, each session's state,
+//!   [`SessionId`], and the `Lease` a request holds on its session.
 //! - `surface`, `static_surface`: [`ToolSurface`], the two halves every
 //!   request asks; [`StaticSurface`], a fixed list plus an executor.
 //! - `tool`, `outcome`: [`Tool`] descriptors; [`ToolOutcome`], success,
 //!   refusal or failure.
 //! - `call`: [`ToolCall`], the per-call context of long calls, with its
 //!   [`Progress`] reporter and [`CancelSignal`].
-//! - `error`: the one public [`Error`].
-//! - `transport` (private): the hyper service function and its HTTP checks.
+//! - `config`: [`ToolHostConfig`], every limit and its validation.
+//! - `server_info` (private): what the server says about itself, rendered
+//!   once per host.
+//! - `era`, `param_headers` (private): protocol revisions (legacy and
+//!   2026-07-28, classified per request); `x-mcp-header` annotations,
+//!   checked when a [`Tool`] is built and against `Mcp-Param-*` headers.
+//! - `jsonrpc` (private): JSON-RPC envelopes, error codes and response
+//!   framing; `jsonrpc/read.rs` reads a body, borrowing from it.
+//! - `in_flight`, `entry` (private): a session's calls in flight, for
+//!   cancellation; the gate that makes "no call starts after the guard's
+//!   drop returns" exact.
+//! - `bearer`, `revocation` (private): the token format, and the lock-free
+//!   slab that validates and revokes bearers in O(1).
 //! - `admission`, `write_stall` (private): which connections hold the
 //!   host's slots (authenticated ones always win), and closing those whose
 //!   client stopped reading.
-//! - `json_scan` (private): a body's JSON shape before parsing — the memory
-//!   its parse would take, and a batch's length.
-//! - `bearer`, `revocation` (private): the token format, and the lock-free
-//!   slab that validates and revokes bearers in O(1).
-//! - `jsonrpc`, `era`, `mcp` (private): JSON-RPC envelopes, protocol
-//!   revisions (legacy and 2026-07-28, classified per request), and the
-//!   method dispatcher.
-//! - `entry` (private): the gate that makes "no call starts after the
-//!   guard's drop returns" exact.
-//! - `sse`, `in_flight` (private): the response body that streams a call
-//!   and its progress; the calls in flight, for cancellation.
-//! - `param_headers` (private): `x-mcp-header` annotations, checked when a
-//!   [`Tool`] is built and against `Mcp-Param-*` headers on each call.
-//! - `base64` (private): decoding the `=?base64?…?=` header form.
-//! - `race`, `unwind` (private): a two-way select and panic containment.
+//! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
+//!   before parsing (the memory its parse would take, a batch's length);
+//!   appending JSON to a response; decoding the `=?base64?…?=` header form.
+//! - `future`, `unwind` (private): a boxed future type and a two-way
+//!   select; panic containment.
+//! - `error`: the one public [`Error`].
 //! - `bench_support` (hidden, `bench-internals` feature): what the crate's
 //!   benches and fuzz targets reach without a socket. Not API.
 //!

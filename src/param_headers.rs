@@ -88,52 +88,52 @@ fn walk(
     if let Some(annotation) = keywords.get("x-mcp-header") {
         found.push(binding(annotation, keywords, path, reachable)?);
     }
-    let mut each = |child: &Value, path: &mut Vec<Box<str>>, reachable| {
-        walk(child, path, reachable, depth + 1, found)
-    };
     for (keyword, child) in keywords {
-        match keyword.as_str() {
-            "properties" => {
-                for (name, property) in child.as_object().into_iter().flatten() {
-                    path.push(name.as_str().into());
-                    let walked = each(property, path, reachable);
-                    path.pop();
-                    walked?;
-                }
+        if keyword == "properties" {
+            for (name, property) in child.as_object().into_iter().flatten() {
+                path.push(name.as_str().into());
+                let walked = walk(property, path, reachable, depth + 1, found);
+                path.pop();
+                walked?;
             }
-            // Maps from names (or patterns) to schemas.
-            "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                for schema in child.as_object().into_iter().flat_map(Map::values) {
-                    each(schema, path, false)?;
-                }
+        } else {
+            for schema in subschemas(keyword, child) {
+                walk(schema, path, false, depth + 1, found)?;
             }
-            // A schema, or a list of schemas.
-            "items" | "prefixItems" | "additionalItems" | "allOf" | "anyOf" | "oneOf" => {
-                match child {
-                    Value::Array(schemas) => {
-                        for schema in schemas {
-                            each(schema, path, false)?;
-                        }
-                    }
-                    schema => each(schema, path, false)?,
-                }
-            }
-            "additionalProperties"
-            | "unevaluatedProperties"
-            | "unevaluatedItems"
-            | "contains"
-            | "propertyNames"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contentSchema" => each(child, path, false)?,
-            // Data (`const`, `enum`, `default`, `examples`) and keywords
-            // that hold no schema: an "x-mcp-header" key there is data.
-            _ => {}
         }
     }
     Ok(())
+}
+
+/// The schemas that `child`, the value of `keyword` (anything but
+/// `properties`), holds. Only `properties` keeps a node reachable.
+fn subschemas<'a>(keyword: &str, child: &'a Value) -> Vec<&'a Value> {
+    match keyword {
+        // Maps from names (or patterns) to schemas.
+        "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => child
+            .as_object()
+            .into_iter()
+            .flat_map(Map::values)
+            .collect(),
+        // A schema, or a list of schemas.
+        "items" | "prefixItems" | "additionalItems" | "allOf" | "anyOf" | "oneOf" => match child {
+            Value::Array(schemas) => schemas.iter().collect(),
+            schema => vec![schema],
+        },
+        "additionalProperties"
+        | "unevaluatedProperties"
+        | "unevaluatedItems"
+        | "contains"
+        | "propertyNames"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contentSchema" => vec![child],
+        // Data (`const`, `enum`, `default`, `examples`) and keywords that
+        // hold no schema: an "x-mcp-header" key there is data.
+        _ => Vec::new(),
+    }
 }
 
 /// Checks one annotation against the spec's constraints.
