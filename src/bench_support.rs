@@ -33,7 +33,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     };
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } => body,
-        Reply::Stream(_) => Vec::new(),
+        Reply::Stream(_) | Reply::Listen(_) => Vec::new(),
     }
 }
 

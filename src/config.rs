@@ -115,6 +115,13 @@ pub struct ToolHostConfig {
     /// is sent, so proxies and clients do not give up on a slow tool.
     /// Must be positive. Default 15 seconds.
     pub sse_keep_alive: Duration,
+    /// Most notification streams one session may hold open at once:
+    /// legacy `GET /mcp` streams and 2026-07-28 `subscriptions/listen`
+    /// streams together. One more is refused with 409 Conflict. Streams
+    /// live as long as their session, and their connections hold the
+    /// host's slots as authenticated ones, so this is also what keeps one
+    /// session from taking every slot with streams. At least 1. Default 4.
+    pub max_streams_per_session: usize,
     /// Most messages in one JSON-RPC batch (MCP 2025-03-26 only). A longer
     /// batch is refused as a whole — one `-32600` error, HTTP 400 — and none
     /// of it runs. At least 1. Default 32.
@@ -150,6 +157,7 @@ impl Default for ToolHostConfig {
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),
+            max_streams_per_session: 4,
             max_batch_len: 32,
             max_parsed_bytes: 64 * 1024 * 1024,
             write_stall_timeout: Duration::from_secs(10),
@@ -190,6 +198,10 @@ impl ToolHostConfig {
             (self.max_body_bytes == 0, "max_body_bytes must be positive"),
             (self.max_sessions == 0, "max_sessions must be positive"),
             (self.max_batch_len == 0, "max_batch_len must be positive"),
+            (
+                self.max_streams_per_session == 0,
+                "max_streams_per_session must be positive",
+            ),
             (
                 self.max_parsed_bytes == 0,
                 "max_parsed_bytes must be positive",

@@ -60,6 +60,8 @@ pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocol
 pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The `_meta` key modern results name the server under.
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The `_meta` key that ties a notification to its `subscriptions/listen`.
+pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The era a request belongs to, with its version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -288,6 +288,10 @@ impl AcceptLoop {
             }
         }
         drop(self.listener);
+        // Notification streams never finish on their own: end them now, so
+        // a drain does not wait on them (a subscription is answered, which
+        // is its graceful end).
+        self.shared.streams_end.raise();
         let stop = *self.stop.borrow();
         let drained = match stop {
             Stop::Drain(deadline) => tokio::time::timeout_at(deadline, graceful.shutdown())

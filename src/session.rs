@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::bearer::Bearer;
+use crate::list_changed::ListChangedNotifier;
 use crate::revocation::SlotRef;
 use crate::shared::{SessionId, SessionState, Shared};
 
@@ -130,6 +131,19 @@ impl ToolSession {
         }
     }
 
+    /// Tells the agents listening on this session that its tool list
+    /// changed, so they list it again: the same as
+    /// [`list_changed_notifier`](Self::list_changed_notifier)`().notify()`.
+    pub fn notify_tools_changed(&self) {
+        self.state.list_changes.signal();
+    }
+
+    /// A handle that signals this session's list changes from anywhere,
+    /// without the guard (see [`ListChangedNotifier`]).
+    pub fn list_changed_notifier(&self) -> ListChangedNotifier {
+        ListChangedNotifier::new(&self.state.list_changes)
+    }
+
     /// This session's identifier, safe to log.
     pub fn session_id(&self) -> SessionId {
         self.state.id
@@ -189,9 +203,12 @@ impl Drop for ToolSession {
         // First the revocation, one atomic step: from here on no request is
         // admitted. Then the calls already running are told to stop, and a
         // call caught between its last check and its first poll is let
-        // through that poll, so none starts after this returns.
+        // through that poll, so none starts after this returns. The
+        // session's notification streams end at their next poll, which the
+        // revocation wakes.
         self.shared.slab.revoke(SlotRef::of(&self.bearer));
         self.state.in_flight.cancel_all();
+        self.state.list_changes.revoke();
         self.state.entry.close();
     }
 }

@@ -17,6 +17,7 @@ use crate::bearer::Bearer;
 use crate::config::ToolHostConfig;
 use crate::entry::EntryGate;
 use crate::in_flight::InFlightCalls;
+use crate::list_changed::{Latch, ListChanges};
 use crate::revocation::{RevocationSlab, SlotRef};
 use crate::server_info::ServerInfo;
 use crate::surface::DynSurface;
@@ -42,6 +43,9 @@ pub(crate) struct Shared {
     pub(crate) body_read_timeout: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) sse_keep_alive: Duration,
+    pub(crate) max_streams_per_session: usize,
+    /// Raised at shutdown: every notification stream ends.
+    pub(crate) streams_end: Arc<Latch>,
     /// Tool calls running right now, across sessions (see `in_flight.rs`).
     pub(crate) calls_running: AtomicUsize,
     next_session_id: AtomicU64,
@@ -76,6 +80,8 @@ impl Shared {
             body_read_timeout: config.body_read_timeout,
             call_timeout: config.call_timeout,
             sse_keep_alive: config.sse_keep_alive,
+            max_streams_per_session: config.max_streams_per_session,
+            streams_end: Arc::default(),
             calls_running: AtomicUsize::new(0),
             next_session_id: AtomicU64::new(1),
         }
@@ -92,6 +98,8 @@ impl Shared {
         surface: Arc<dyn DynSurface>,
     ) -> Result<(Arc<SessionState>, Bearer), Error> {
         let state = Arc::new(SessionState {
+            list_can_change: surface.list_can_change(),
+            list_changes: Arc::default(),
             surface,
             calls_served: AtomicU64::new(0),
             id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
@@ -155,6 +163,11 @@ pub(crate) struct SessionState {
     /// The session's calls in flight, for cancellation.
     pub(crate) in_flight: InFlightCalls,
     pub(crate) entry: EntryGate,
+    /// Whether the surface's list can change, asked once at open: then
+    /// `listChanged` is advertised and notification streams are served.
+    pub(crate) list_can_change: bool,
+    /// The session's list changes, for its notifiers and streams.
+    pub(crate) list_changes: Arc<ListChanges>,
 }
 
 /// A session's non-secret identifier, unique within its host; for logs.

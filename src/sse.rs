@@ -1,5 +1,5 @@
-//! Response bodies: a plain JSON body, or an SSE stream that *drives* a
-//! tool call and carries its progress.
+//! SSE framing, and the stream that *drives* a tool call and carries its
+//! progress.
 //!
 //! The stream owns the call's future and polls it from the body's
 //! `poll_frame`, so the call lives exactly as long as the response: when
@@ -12,14 +12,13 @@
 //! come faster), `:` keep-alive comments after each `keep_alive` of silence,
 //! then one final JSON-RPC response, then the end of the stream.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper::body::{Bytes, Frame, SizeHint};
+use hyper::body::Bytes;
 use tokio::time::{Instant, Sleep};
 
 use crate::call::ProgressState;
@@ -28,21 +27,6 @@ use crate::mcp::StreamedCall;
 
 /// Least time between two progress events on one stream.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
-
-/// The body of every response the host sends.
-pub(crate) enum ResponseBody {
-    /// A complete body (JSON, or empty); `None` once sent.
-    Full(Option<Bytes>),
-    /// An SSE stream driving one tool call.
-    Sse(Box<SseCall>),
-}
-
-impl ResponseBody {
-    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
-        let bytes = bytes.into();
-        Self::Full((!bytes.is_empty()).then_some(bytes))
-    }
-}
 
 /// One streamed tool call: its future (which yields the final response, or
 /// `None` when the call was cancelled and nothing more may be sent), its
@@ -79,7 +63,7 @@ impl SseCall {
         }
     }
 
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         if let Some(frame) = self.queued.take().or_else(|| self.last.take()) {
             return Poll::Ready(Some(frame));
         }
@@ -117,7 +101,7 @@ impl SseCall {
             self.silence
                 .as_mut()
                 .reset(Instant::now() + self.keep_alive);
-            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE_COMMENT)));
         }
         // A throttled report waits for `throttle`, polled (and so
         // registered) above while pending: its expiry wakes us.
@@ -125,9 +109,13 @@ impl SseCall {
     }
 }
 
+/// An SSE comment: keeps a silent stream from looking dead to proxies and
+/// clients.
+pub(crate) const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
 /// One SSE event carrying one JSON-RPC message. JSON text has no raw
 /// newlines, so one `data:` line suffices.
-fn event(message: &[u8]) -> Bytes {
+pub(crate) fn event(message: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(message.len() + 22);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(message);
@@ -135,36 +123,9 @@ fn event(message: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
-impl hyper::body::Body for ResponseBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            Self::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Self::Sse(call) => call.poll_next(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Self::Full(None))
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            Self::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
-            Self::Sse(_) => SizeHint::default(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hyper::body::Body;
 
     /// The frame format: one `data:` line per message, blank-line terminated.
     #[test]
@@ -173,16 +134,5 @@ mod tests {
             &event(b"{\"a\":1}")[..],
             b"event: message\ndata: {\"a\":1}\n\n"
         );
-    }
-
-    /// A full body reports its exact size and ends after one frame.
-    #[test]
-    fn full_body() {
-        let body = ResponseBody::full(Bytes::from_static(b"abc"));
-        assert_eq!(body.size_hint().exact(), Some(3));
-        assert!(!body.is_end_stream());
-        let empty = ResponseBody::full(Bytes::new());
-        assert!(empty.is_end_stream());
-        assert_eq!(empty.size_hint().exact(), Some(0));
     }
 }

@@ -125,6 +125,11 @@ impl<X: ToolExecutor> ToolSurface for StaticSurface<X> {
         }
     }
 
+    /// A fixed list never changes: no `listChanged`, no streams.
+    fn list_can_change(&self) -> bool {
+        false
+    }
+
     async fn is_visible(&self, name: &str) -> bool {
         self.tools.iter().any(|t| t.name() == name)
     }

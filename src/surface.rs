@@ -120,6 +120,21 @@ pub trait ToolSurface: Send + Sync + 'static {
     fn is_visible(&self, name: &str) -> impl Future<Output = bool> + Send {
         async move { self.list_tools().await.iter().any(|t| t.name() == name) }
     }
+
+    /// Whether this surface's list can change while a session is open.
+    /// Asked once, when the session opens.
+    ///
+    /// When true (the default), the session advertises `listChanged: true`
+    /// and serves the streams clients listen on, so a
+    /// [`ListChangedNotifier`](crate::ListChangedNotifier) signal reaches
+    /// them. A surface whose list is fixed says false, and clients then
+    /// hold no stream open for it: [`StaticSurface`](crate::StaticSurface)
+    /// does. A surface that says false but does change is still asked on
+    /// every request; its clients just learn of a change only when they
+    /// list again.
+    fn list_can_change(&self) -> bool {
+        true
+    }
 }
 
 /// `ToolSurface` with its futures boxed, so sessions can hold any surface
@@ -128,6 +143,7 @@ pub(crate) trait DynSurface: Send + Sync {
     fn list_tools(&self) -> BoxFuture<'_, Arc<[Tool]>>;
     fn is_visible<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool>;
     fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome>;
+    fn list_can_change(&self) -> bool;
 }
 
 impl<S: ToolSurface> DynSurface for S {
@@ -141,5 +157,9 @@ impl<S: ToolSurface> DynSurface for S {
 
     fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(ToolSurface::call_with(self, call))
+    }
+
+    fn list_can_change(&self) -> bool {
+        ToolSurface::list_can_change(self)
     }
 }

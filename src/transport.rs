@@ -51,10 +51,12 @@ use crate::bearer::Bearer;
 use crate::config::ToolHostConfig;
 use crate::era::{EnvelopeHeaders, Header};
 use crate::json_scan;
-use crate::jsonrpc::{self, code, ErrorObject};
-use crate::mcp::{self, Reply, ReplyClass, RequestContext};
+use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
+use crate::notification_stream::NotificationStream;
+use crate::rejection::Rejection;
+use crate::response_body::{json, ResponseBody};
 use crate::shared::{Lease, Shared};
-use crate::sse::{ResponseBody, SseCall};
+use crate::sse::SseCall;
 use crate::write_stall::WriteStallGuard;
 
 /// The one MCP endpoint.
@@ -129,8 +131,13 @@ async fn serve_checked(
     }
     let lease = authenticate(shared, request.headers()).ok_or(Rejection::Unauthorized)?;
     connection.authenticate();
+    if request.method() == Method::GET {
+        return open_legacy_stream(shared, &lease, request.headers());
+    }
     if request.method() != Method::POST {
-        return Err(Rejection::MethodNotAllowed);
+        return Err(Rejection::MethodNotAllowed {
+            get: lease.session.list_can_change,
+        });
     }
     let accepts = check_content_headers(request.headers())?;
     let (parts, body) = request.into_parts();
@@ -147,8 +154,42 @@ async fn serve_checked(
     };
     match mcp::dispatch(&lease, &context, &body).await {
         Reply::Complete { class, body } => reply_response(class, body),
-        Reply::Stream(call) => Ok(event_stream(SseCall::new(*call, shared.sse_keep_alive))),
+        Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(Box::new(SseCall::new(
+            *call,
+            shared.sse_keep_alive,
+        ))))),
+        Reply::Listen(subscription) => Ok(notification_stream(shared, *subscription)),
     }
+}
+
+/// Step 4 for `GET` (legacy era): with `text/event-stream` accepted, a
+/// stream of the session's list changes; else, or when the session has
+/// nothing to stream, 405 as for any other method.
+fn open_legacy_stream(
+    shared: &Shared,
+    lease: &Lease,
+    headers: &HeaderMap,
+) -> Result<Response<ResponseBody>, Rejection> {
+    let get = lease.session.list_can_change;
+    if !accepts(headers).event_stream {
+        return Err(Rejection::MethodNotAllowed { get });
+    }
+    match mcp::legacy_stream(lease) {
+        Ok(subscription) => Ok(notification_stream(shared, subscription)),
+        Err(StreamRefused::NotOffered) => Err(Rejection::MethodNotAllowed { get }),
+        Err(StreamRefused::TooMany) => {
+            Err(Rejection::TooManyStreams(shared.max_streams_per_session))
+        }
+    }
+}
+
+fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<ResponseBody> {
+    let stream = NotificationStream::new(
+        subscription,
+        Arc::clone(&shared.streams_end),
+        shared.sse_keep_alive,
+    );
+    event_stream(ResponseBody::Notifications(Box::new(stream)))
 }
 
 /// Step 1: one `Host` naming this listener, a request target naming it too
@@ -242,6 +283,7 @@ fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseB
         ReplyClass::Malformed => StatusCode::BAD_REQUEST,
         ReplyClass::NotFound => StatusCode::NOT_FOUND,
         ReplyClass::Revoked => return Err(Rejection::Unauthorized),
+        ReplyClass::TooManyStreams => StatusCode::CONFLICT,
     };
     Ok(json(status, body))
 }
@@ -337,117 +379,9 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// Every way a request is turned away before dispatch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rejection {
-    Forbidden(&'static str),
-    /// A header that must appear at most once appeared twice.
-    Ambiguous(&'static str),
-    NotFound,
-    Unauthorized,
-    MethodNotAllowed,
-    UnsupportedMediaType,
-    NotAcceptable,
-    PayloadTooLarge,
-    /// The body fits, but its parsed JSON would not fit `max_parsed_bytes`.
-    ParsedTooLarge,
-    BadBody,
-    BodyTimeout,
-}
-
-impl Rejection {
-    /// The HTTP status table for rejections, in one place.
-    fn status_and_message(self) -> (StatusCode, &'static str) {
-        match self {
-            Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
-            Self::Ambiguous(why) => (StatusCode::BAD_REQUEST, why),
-            Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
-            Self::Unauthorized => (
-                StatusCode::UNAUTHORIZED,
-                "Unauthorized: a valid bearer token is required",
-            ),
-            Self::MethodNotAllowed => (
-                StatusCode::METHOD_NOT_ALLOWED,
-                "Method not allowed: this endpoint only takes POST",
-            ),
-            Self::UnsupportedMediaType => (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported media type: Content-Type must be application/json",
-            ),
-            Self::NotAcceptable => (
-                StatusCode::NOT_ACCEPTABLE,
-                "Not acceptable: the response is application/json",
-            ),
-            Self::PayloadTooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload too large: the body exceeds the host's limit",
-            ),
-            Self::ParsedTooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload too large: the body's JSON would take more memory to hold than the host allows",
-            ),
-            Self::BodyTimeout => (
-                StatusCode::REQUEST_TIMEOUT,
-                "Request timeout: the body did not arrive in time",
-            ),
-            Self::BadBody => (
-                StatusCode::BAD_REQUEST,
-                "Bad request: the body could not be read",
-            ),
-        }
-    }
-
-    /// Whether the rejection comes before the bearer was accepted (or is a
-    /// framing ambiguity): the connection is closed after it.
-    fn closes_connection(self) -> bool {
-        matches!(
-            self,
-            Self::Forbidden(_) | Self::Ambiguous(_) | Self::NotFound | Self::Unauthorized
-        )
-    }
-
-    fn into_response(self) -> Response<ResponseBody> {
-        let (status, message) = self.status_and_message();
-        let mut body = Vec::with_capacity(128);
-        jsonrpc::write_error(
-            &mut body,
-            None,
-            &ErrorObject::new(code::INVALID_REQUEST, message),
-        );
-        let mut response = json(status, body);
-        let headers = response.headers_mut();
-        if self.closes_connection() {
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
-        match self {
-            Self::Unauthorized => {
-                headers.insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer error=\"invalid_token\""),
-                );
-            }
-            Self::MethodNotAllowed => {
-                headers.insert(header::ALLOW, HeaderValue::from_static("POST"));
-            }
-            _ => {}
-        }
-        response
-    }
-}
-
-fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::full(body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-/// A 200 SSE response that runs `call` as it is read.
-fn event_stream(call: SseCall) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::Sse(Box::new(call)));
+/// A 200 SSE response with a streaming `body`.
+fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -532,49 +466,5 @@ mod tests {
         );
         assert!(!accepts(&headers(&[("accept", "*/*")])).event_stream);
         assert!(!accepts(&headers(&[])).event_stream);
-    }
-
-    /// Each rejection has its status, and 401/405 their extra headers.
-    #[test]
-    fn rejection_table() {
-        let rows = [
-            (Rejection::Forbidden("x"), 403),
-            (Rejection::Ambiguous("x"), 400),
-            (Rejection::NotFound, 404),
-            (Rejection::Unauthorized, 401),
-            (Rejection::MethodNotAllowed, 405),
-            (Rejection::UnsupportedMediaType, 415),
-            (Rejection::NotAcceptable, 406),
-            (Rejection::PayloadTooLarge, 413),
-            (Rejection::ParsedTooLarge, 413),
-            (Rejection::BadBody, 400),
-            (Rejection::BodyTimeout, 408),
-        ];
-        for (rejection, status) in rows {
-            let response = rejection.into_response();
-            assert_eq!(response.status().as_u16(), status, "{rejection:?}");
-            assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
-        }
-        let r = Rejection::Unauthorized.into_response();
-        assert_eq!(
-            r.headers()[header::WWW_AUTHENTICATE],
-            "Bearer error=\"invalid_token\""
-        );
-        let r = Rejection::MethodNotAllowed.into_response();
-        assert_eq!(r.headers()[header::ALLOW], "POST");
-        for (rejection, _) in rows {
-            let closes = rejection
-                .into_response()
-                .headers()
-                .get(header::CONNECTION)
-                .cloned();
-            assert_eq!(
-                closes.is_some(),
-                rejection.closes_connection(),
-                "{rejection:?}"
-            );
-        }
-        assert!(Rejection::Unauthorized.closes_connection());
-        assert!(!Rejection::PayloadTooLarge.closes_connection());
     }
 }

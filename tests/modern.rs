@@ -80,7 +80,7 @@ async fn discover() {
         r.json(),
         json!({"jsonrpc": "2.0", "id": 1, "result": {
             "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": true}},
             "instructions": "Use the echo tool.",
             "resultType": "complete",
             "ttlMs": 0,
@@ -157,13 +157,7 @@ async fn unknown_modern_methods_are_404() {
     let (host, session, _) = setup().await;
     let addr = host.local_addr();
     let bearer = bearer_of(&session);
-    for method in [
-        "initialize",
-        "ping",
-        "resources/list",
-        "subscriptions/listen",
-        "x",
-    ] {
+    for method in ["initialize", "ping", "resources/list", "x"] {
         let r = modern(
             addr,
             &bearer,

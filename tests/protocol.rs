@@ -46,7 +46,8 @@ async fn with_version(addr: SocketAddr, bearer: &str, version: &str, body: Value
 }
 
 /// initialize echoes a supported version, counter-offers the newest for
-/// anything else, advertises only tools (listChanged false), and serves
+/// anything else, advertises only tools (listChanged true: the recording
+/// surface can change), and serves
 /// serverInfo and instructions. No Mcp-Session-Id is minted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initialize_negotiates() {
@@ -70,7 +71,7 @@ async fn initialize_negotiates() {
             r.json(),
             json!({"jsonrpc":"2.0","id":"init","result":{
                 "protocolVersion": answered,
-                "capabilities": {"tools": {"listChanged": false}},
+                "capabilities": {"tools": {"listChanged": true}},
                 "serverInfo": {"name": "dravr", "version": env!("CARGO_PKG_VERSION")},
                 "instructions": "Use the echo tool.",
             }}),
@@ -379,13 +380,20 @@ async fn http_rejections() {
     let (host, session, surface) = setup().await;
     let addr = host.local_addr();
     let bearer = bearer_of(&session);
-    for method in ["GET", "DELETE", "PUT", "PATCH", "OPTIONS"] {
+    // GET is a stream only with `Accept: text/event-stream` (tests/streams.rs).
+    for (method, accept) in [
+        ("GET", "application/json"),
+        ("DELETE", "text/event-stream"),
+        ("PUT", "text/event-stream"),
+        ("PATCH", "text/event-stream"),
+        ("OPTIONS", "text/event-stream"),
+    ] {
         let request = format!(
-            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\nAccept: text/event-stream\r\nContent-Length: 0\r\n\r\n"
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\nAccept: {accept}\r\nContent-Length: 0\r\n\r\n"
         );
         let r = send_once(addr, request.as_bytes()).await;
         assert_eq!(r.status, 405, "{method}");
-        assert_eq!(r.header("allow"), Some("POST"), "{method}");
+        assert_eq!(r.header("allow"), Some("GET, POST"), "{method}");
     }
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let auth = format!("Bearer {bearer}");
@@ -487,8 +495,13 @@ async fn copilot_cli_sequence() {
         ))
         .await;
     assert_eq!(r.status, 202);
+    // Copilot opens the GET stream on a connection of its own; it stays
+    // open (an event stream) while the POSTs go on.
     let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n");
-    assert_eq!(conn.send(get.as_bytes()).await.status, 405);
+    let mut stream = Conn::open(addr).await;
+    let events = stream.send_streaming(get.as_bytes()).await;
+    assert_eq!(events.status, 200);
+    assert_eq!(events.header("content-type"), Some("text/event-stream"));
     let r = conn
         .send(&post_with(
             addr,

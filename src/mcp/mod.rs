@@ -23,6 +23,7 @@
 //! serverInfo in `_meta`, rendered once per host in `server_info.rs`) after
 //! its own.
 
+mod subscriptions;
 mod tools_call;
 
 #[cfg(test)]
@@ -42,6 +43,8 @@ use crate::server_info::ServerInfo;
 use crate::shared::Lease;
 use crate::unwind::CatchUnwind;
 
+pub(crate) use subscriptions::{legacy_stream, Delivery, StreamRefused, Subscription};
+
 /// What kind of reply a body earned; `transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReplyClass {
@@ -56,6 +59,8 @@ pub(crate) enum ReplyClass {
     NotFound,
     /// The session's bearer was revoked while this request was in flight.
     Revoked,
+    /// A stream was asked for, and the session has all it may hold open.
+    TooManyStreams,
 }
 
 /// The dispatcher's answer to one POST body.
@@ -64,6 +69,8 @@ pub(crate) enum Reply {
     Complete { class: ReplyClass, body: Vec<u8> },
     /// A `tools/call` whose progress the client asked to follow.
     Stream(Box<StreamedCall>),
+    /// A `subscriptions/listen`: a stream of notifications.
+    Listen(Box<Subscription>),
 }
 
 impl Reply {
@@ -120,6 +127,8 @@ enum Handled {
     Revoked,
     /// A call to run on a stream; wrote nothing.
     Stream(Box<StreamedCall>),
+    /// A notification stream to open; wrote nothing.
+    Listen(Box<Subscription>),
 }
 
 /// Handles one POST body for the session behind `lease`.
@@ -143,6 +152,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
         Handled::Silent => Reply::new(ReplyClass::Accepted, out),
         Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
         Handled::Stream(call) => Reply::Stream(call),
+        Handled::Listen(subscription) => Reply::Listen(subscription),
     }
 }
 
@@ -163,8 +173,9 @@ async fn dispatch_batch(lease: &Lease, headers: &EnvelopeHeaders<'_>, batch: Vec
         let message = jsonrpc::classify(member);
         match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
             Handled::Wrote(_) => out.push(b','),
-            // `may_stream` is false, so no member streams.
-            Handled::Silent | Handled::Stream(_) => {}
+            // `may_stream` is false, so no member streams (and listening
+            // is modern, so never in a batch).
+            Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
             Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
         }
     }
@@ -248,10 +259,19 @@ async fn handle_request(
         info: &lease.shared.info,
     };
     match (era, method.as_ref()) {
-        (Era::Legacy(_), "initialize") => initialize(respond, params.as_ref(), framing, out),
+        (Era::Legacy(_), "initialize") => {
+            let list_changed = lease.session.list_can_change;
+            initialize(respond, params.as_ref(), framing, list_changed, out)
+        }
         (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
         (Era::Modern(_), "server/discover") => {
-            respond.result(out, ResultKind::Listing, |out| discover(respond.info, out))
+            let list_changed = lease.session.list_can_change;
+            respond.result(out, ResultKind::Listing, |out| {
+                discover(respond.info, list_changed, out)
+            })
+        }
+        (Era::Modern(_), "subscriptions/listen") => {
+            subscriptions::listen(lease, respond, params.as_ref(), context.may_stream, out)
         }
         (_, "tools/list") => list_tools(lease, respond, params.as_ref(), out).await,
         (_, "tools/call") => {
@@ -333,11 +353,13 @@ fn surface_panicked() -> ErrorObject {
     ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked")
 }
 
-/// `initialize`: negotiate the version, advertise only `tools`.
+/// `initialize`: negotiate the version, advertise only `tools` (with
+/// `listChanged` when the session can deliver it, on its GET stream).
 fn initialize(
     respond: Respond<'_>,
     params: Option<&Params<'_>>,
     framing: Framing,
+    list_changed: bool,
     out: &mut Vec<u8>,
 ) -> Handled {
     if framing == Framing::BatchMember {
@@ -361,9 +383,11 @@ fn initialize(
     respond.result(out, ResultKind::Plain, |out| {
         out.extend_from_slice(b"\"protocolVersion\":");
         write_json_str(out, era::negotiate(requested));
-        // listChanged: false — a POST-only host with JSON responses has no
-        // channel to deliver notifications/tools/list_changed on.
-        out.extend_from_slice(b",\"capabilities\":{\"tools\":{\"listChanged\":false}}");
+        out.extend_from_slice(if list_changed {
+            b",\"capabilities\":{\"tools\":{\"listChanged\":true}}"
+        } else {
+            b",\"capabilities\":{\"tools\":{\"listChanged\":false}}"
+        });
         out.extend_from_slice(b",\"serverInfo\":");
         out.extend_from_slice(info.implementation.as_bytes());
         if let Some(instructions) = &info.instructions {
@@ -373,10 +397,15 @@ fn initialize(
     })
 }
 
-/// `server/discover` (2026-07-28): its capabilities (tools only), the
+/// `server/discover` (2026-07-28): its capabilities (tools only, with
+/// `listChanged` when `subscriptions/listen` delivers it), the
 /// instructions, and every version the host speaks.
-fn discover(info: &ServerInfo, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"\"capabilities\":{\"tools\":{}}");
+fn discover(info: &ServerInfo, list_changed: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(if list_changed {
+        b"\"capabilities\":{\"tools\":{\"listChanged\":true}}"
+    } else {
+        b"\"capabilities\":{\"tools\":{}}"
+    });
     if let Some(instructions) = &info.instructions {
         out.extend_from_slice(b",\"instructions\":");
         write_json_str(out, instructions);

@@ -163,7 +163,7 @@ async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Repl
     match dispatch(lease, &context, body).await {
         Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
         Reply::Complete { class, body } => (class, serde_json::from_slice(&body).unwrap()),
-        Reply::Stream(_) => panic!("a JSON-only request streamed"),
+        Reply::Stream(_) | Reply::Listen(_) => panic!("a JSON-only request streamed"),
     }
 }
 
@@ -237,7 +237,7 @@ async fn legacy_methods() {
     run_rows(vec![
         row("initialize, known version", legacy(None), init("2025-06-18"), Answer, At("/result/protocolVersion", json!("2025-06-18"))),
         row("initialize, unknown version", legacy(None), init("1999-01-01"), Answer, At("/result/protocolVersion", json!("2025-11-25"))),
-        row("initialize, tools only", legacy(None), init("2025-06-18"), Answer, At("/result/capabilities", json!({"tools": {"listChanged": false}}))),
+        row("initialize, tools only", legacy(None), init("2025-06-18"), Answer, At("/result/capabilities", json!({"tools": {"listChanged": true}}))),
         row("initialize, server name", legacy(None), init("2025-06-18"), Answer, At("/result/serverInfo/name", json!("dravr"))),
         row("initialize, instructions", legacy(None), init("2025-06-18"), Answer, At("/result/instructions", json!("Use echo."))),
         row("initialize, no version", legacy(None), request("initialize", json!({})), Answer, Error(code::INVALID_PARAMS)),
@@ -278,7 +278,7 @@ async fn modern_methods() {
     };
     run_rows(vec![
         row("discover", modern("server/discover", None), &discover, Answer, At("/result/supportedVersions/0", json!(MODERN))),
-        row("discover, capabilities", modern("server/discover", None), &discover, Answer, At("/result/capabilities", json!({"tools": {}}))),
+        row("discover, capabilities", modern("server/discover", None), &discover, Answer, At("/result/capabilities", json!({"tools": {"listChanged": true}}))),
         row("discover, ttl", modern("server/discover", None), &discover, Answer, At("/result/ttlMs", json!(0))),
         row("tools/list, scope", modern("tools/list", None), &list, Answer, At("/result/cacheScope", json!("private"))),
         row("tools/list, server info", modern("tools/list", None), &list, Answer, At(server_info, json!("dravr"))),
@@ -294,6 +294,7 @@ async fn modern_methods() {
         row("no client capabilities", modern("tools/list", None), request("tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}})), Malformed, Error(code::INVALID_PARAMS)),
         row("ping is legacy only", modern("ping", None), modern_request("ping", json!({}), MODERN), NotFound, Error(code::METHOD_NOT_FOUND)),
         row("initialize is legacy only", modern("initialize", None), modern_request("initialize", json!({}), MODERN), NotFound, Error(code::METHOD_NOT_FOUND)),
+        row("listen without SSE", modern("subscriptions/listen", None), modern_request("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}), MODERN), Malformed, Error(code::INVALID_REQUEST)),
         row("envelope lost", legacy(Some(MODERN)), request("tools/list", json!({})), Malformed, Error(code::INVALID_PARAMS)),
     ])
     .await;
@@ -456,4 +457,125 @@ async fn call_timeout_is_exact() {
     assert_eq!(reply["error"]["code"], code::INTERNAL_ERROR);
     assert_eq!(reply["error"]["data"], json!({"timeLimitMs": 30_000}));
     assert_eq!(fixture.shared.calls_running.load(Ordering::Relaxed), 0);
+}
+
+/// Dispatches a `subscriptions/listen` that may stream.
+async fn listen(lease: &Lease, notifications: Value) -> Reply {
+    let body = modern_request(
+        "subscriptions/listen",
+        json!({"notifications": notifications}),
+        MODERN,
+    );
+    let context = RequestContext {
+        headers: modern("subscriptions/listen", None),
+        may_stream: true,
+    };
+    dispatch(lease, &context, body.to_string().as_bytes()).await
+}
+
+fn parse(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+/// `subscriptions/listen` renders the acknowledgement (the honoured filter
+/// only, under the listen id), the change notification and the graceful
+/// result; a filter without `toolsListChanged` listens for nothing; one
+/// stream past `max_streams_per_session` is a 409-class refusal.
+#[tokio::test]
+async fn listen_renders_its_messages_and_holds_the_limit() {
+    let fixture = fixture_with(ToolHostConfig {
+        max_streams_per_session: 2,
+        ..ToolHostConfig::default()
+    });
+    let Reply::Listen(subscription) = listen(
+        &fixture.lease,
+        json!({"toolsListChanged": true, "promptsListChanged": true}),
+    )
+    .await
+    else {
+        panic!("listen did not stream");
+    };
+    let meta = json!({"io.modelcontextprotocol/subscriptionId": 7});
+    assert_eq!(
+        parse(subscription.opening.as_deref().unwrap()),
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+               "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}})
+    );
+    let listening = subscription
+        .listening
+        .as_ref()
+        .expect("tools are listened for");
+    assert_eq!(listening.delivery, Delivery::EverySubscription);
+    assert_eq!(
+        parse(&listening.change),
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+               "params": {"_meta": meta}})
+    );
+    assert_eq!(
+        parse(subscription.closing.as_deref().unwrap()),
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "_meta": meta}})
+    );
+    let Reply::Listen(nothing) = listen(&fixture.lease, json!({"promptsListChanged": true})).await
+    else {
+        panic!("listen did not stream");
+    };
+    assert!(nothing.listening.is_none());
+    assert_eq!(
+        parse(nothing.opening.as_deref().unwrap())["params"]["notifications"],
+        json!({})
+    );
+    let second = listen(&fixture.lease, json!({"toolsListChanged": true})).await;
+    let Reply::Complete { class, body } =
+        listen(&fixture.lease, json!({"toolsListChanged": true})).await
+    else {
+        panic!("a third stream opened past the limit of 2");
+    };
+    assert_eq!(class, ReplyClass::TooManyStreams);
+    assert_eq!(
+        parse(&body)["error"]["data"],
+        json!({"maxStreamsPerSession": 2})
+    );
+    drop((subscription, second));
+    assert!(matches!(
+        listen(&fixture.lease, json!({"toolsListChanged": true})).await,
+        Reply::Listen(_)
+    ));
+}
+
+/// A surface whose list cannot change advertises no `listChanged` and
+/// serves no streams: a legacy GET is refused as not offered, and a listen
+/// is acknowledged with nothing honoured.
+#[tokio::test]
+async fn a_fixed_surface_offers_no_list_changes() {
+    let config = ToolHostConfig::default();
+    let shared = Arc::new(Shared::new(&config, "127.0.0.1:4321".parse().unwrap()));
+    let surface = crate::StaticSurface::new(vec![], |_: String, _: Value| async {
+        Ok::<_, String>(Value::Null)
+    })
+    .unwrap();
+    let (_, bearer) = shared.open_session(Arc::new(surface)).unwrap();
+    let lease = Lease::acquire(&shared, &bearer).unwrap();
+    let init = request("initialize", json!({"protocolVersion": "2025-06-18"}));
+    let (_, reply) = post(&lease, legacy(None), init.to_string().as_bytes()).await;
+    assert_eq!(
+        reply["result"]["capabilities"],
+        json!({"tools": {"listChanged": false}})
+    );
+    let discover = modern_request("server/discover", json!({}), MODERN);
+    let (_, reply) = post(
+        &lease,
+        modern("server/discover", None),
+        discover.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(reply["result"]["capabilities"], json!({"tools": {}}));
+    assert!(matches!(
+        legacy_stream(&lease),
+        Err(StreamRefused::NotOffered)
+    ));
+    let Reply::Listen(subscription) = listen(&lease, json!({"toolsListChanged": true})).await
+    else {
+        panic!("listen did not stream");
+    };
+    assert!(subscription.listening.is_none());
 }

@@ -276,7 +276,9 @@ async fn invoke(lease: &Lease, id: &Value, call: &CheckedCall, progress: &Progre
     // that check or finds this call to cancel (see `ToolSession`'s drop).
     let session = &lease.session;
     let registration =
-        (session.in_flight).register(&lease.shared.calls_running, id.clone(), signal.clone());
+        session
+            .in_flight
+            .register(&lease.shared.calls_running, id.clone(), signal.clone());
     // The last check before the surface runs, made inside the session's
     // entry gate: either it sees a revocation, or the guard's drop waits
     // until this call's first poll is over (see `entry.rs`).

@@ -1,0 +1,185 @@
+//! Streams of notifications about a session: the legacy era's `GET /mcp`
+//! stream, and 2026-07-28 `subscriptions/listen`. This module decides
+//! whether a stream opens and renders every message it will carry;
+//! `notification_stream.rs` sends them as SSE.
+//!
+//! Only `notifications/tools/list_changed` is ever delivered, and only on
+//! a session whose surface says its list can change
+//! ([`ToolSurface::list_can_change`](crate::ToolSurface::list_can_change)):
+//! that is also exactly when `initialize` and `server/discover` advertise
+//! `listChanged: true`.
+
+use serde_json::Value;
+
+use super::{Handled, ReplyClass, Respond};
+use crate::era::META_SUBSCRIPTION_ID;
+use crate::json_out::write_json;
+use crate::jsonrpc::{self, code, ErrorObject, Params};
+use crate::list_changed::StreamSlot;
+use crate::shared::Lease;
+
+/// The legacy change notification: no subscription, no params.
+const LEGACY_CHANGE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+/// Everything one notification stream will send, rendered.
+pub(crate) struct Subscription {
+    /// Sent first: the 2026-07-28 acknowledgement.
+    pub(crate) opening: Option<Vec<u8>>,
+    /// What the stream listens for; `None` when nothing requested can be
+    /// delivered, and the stream ends after its opening and closing.
+    pub(crate) listening: Option<Listening>,
+    /// Sent when the host ends the stream gracefully: 2026-07-28's result
+    /// of the listen request. (At revocation nothing more is sent.)
+    pub(crate) closing: Option<Vec<u8>>,
+}
+
+/// A stream's hold on its session's changes.
+pub(crate) struct Listening {
+    /// The message each announced change sends.
+    pub(crate) change: Vec<u8>,
+    pub(crate) delivery: Delivery,
+    /// The stream's place among the session's, and its changes.
+    pub(crate) slot: StreamSlot,
+}
+
+/// Which of a session's streams announce a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Legacy: all of a session's GET streams are one client's, and each
+    /// message goes on exactly one of them.
+    OneStreamPerClient,
+    /// 2026-07-28: each subscription is its own and gets every change.
+    EverySubscription,
+}
+
+/// Why a stream did not open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamRefused {
+    /// The session's surface never changes: there is nothing to stream.
+    NotOffered,
+    /// The session has `max_streams_per_session` open already.
+    TooMany,
+}
+
+/// `GET /mcp` with `Accept: text/event-stream` (legacy era): a stream of
+/// the session's list changes.
+pub(crate) fn legacy_stream(lease: &Lease) -> Result<Subscription, StreamRefused> {
+    if !lease.session.list_can_change {
+        return Err(StreamRefused::NotOffered);
+    }
+    let slot = open_slot(lease)?;
+    Ok(Subscription {
+        opening: None,
+        listening: Some(Listening {
+            change: LEGACY_CHANGE.to_vec(),
+            delivery: Delivery::OneStreamPerClient,
+            slot,
+        }),
+        closing: None,
+    })
+}
+
+fn open_slot(lease: &Lease) -> Result<StreamSlot, StreamRefused> {
+    lease
+        .session
+        .list_changes
+        .open_stream(lease.shared.max_streams_per_session)
+        .ok_or(StreamRefused::TooMany)
+}
+
+/// The error for a session whose streams are all open.
+fn too_many_streams(limit: usize) -> ErrorObject {
+    ErrorObject::new(
+        code::INVALID_REQUEST,
+        format!("Conflict: this session already has {limit} open streams, the host's limit"),
+    )
+    .with_data(serde_json::json!({"maxStreamsPerSession": limit}))
+}
+
+/// `subscriptions/listen` (2026-07-28): an SSE stream that acknowledges
+/// the honoured filter (only `toolsListChanged` is ever honoured; other
+/// requested types are left out, never an error), then carries each change
+/// under the listen request's id.
+pub(super) fn listen(
+    lease: &Lease,
+    respond: Respond<'_>,
+    params: Option<&Params<'_>>,
+    may_stream: bool,
+    out: &mut Vec<u8>,
+) -> Handled {
+    if !may_stream {
+        let error = ErrorObject::new(
+            code::INVALID_REQUEST,
+            "subscriptions/listen is answered with an SSE stream: Accept must name text/event-stream",
+        );
+        jsonrpc::write_error(out, Some(respond.id), &error);
+        return Handled::Wrote(ReplyClass::Malformed);
+    }
+    let requested = params
+        .and_then(|p| p.get("notifications"))
+        .and_then(|n| n.get("toolsListChanged"))
+        == Some(&Value::Bool(true));
+    let listening = if requested && lease.session.list_can_change {
+        let Ok(slot) = open_slot(lease) else {
+            let error = too_many_streams(lease.shared.max_streams_per_session);
+            jsonrpc::write_error(out, Some(respond.id), &error);
+            return Handled::Wrote(ReplyClass::TooManyStreams);
+        };
+        Some(Listening {
+            change: change_notification(respond.id),
+            delivery: Delivery::EverySubscription,
+            slot,
+        })
+    } else {
+        None
+    };
+    let honoured = listening.is_some();
+    Handled::Listen(Box::new(Subscription {
+        opening: Some(acknowledgement(respond.id, honoured)),
+        listening,
+        closing: Some(closing_result(respond)),
+    }))
+}
+
+/// `,"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
+fn write_subscription_meta(out: &mut Vec<u8>, id: &Value) {
+    out.extend_from_slice(b"\"_meta\":{\"");
+    out.extend_from_slice(META_SUBSCRIPTION_ID.as_bytes());
+    out.extend_from_slice(b"\":");
+    write_json(out, id);
+    out.push(b'}');
+}
+
+fn acknowledgement(id: &Value, tools_list_changed: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(192);
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{",
+    );
+    write_subscription_meta(&mut out, id);
+    out.extend_from_slice(if tools_list_changed {
+        b",\"notifications\":{\"toolsListChanged\":true}}}"
+    } else {
+        b",\"notifications\":{}}}"
+    });
+    out
+}
+
+fn change_notification(id: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(160);
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{",
+    );
+    write_subscription_meta(&mut out, id);
+    out.extend_from_slice(b"}}");
+    out
+}
+
+/// The listen request's result, which ends the subscription gracefully.
+fn closing_result(respond: Respond<'_>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(192);
+    jsonrpc::open_result(&mut out, respond.id);
+    out.extend_from_slice(b"\"resultType\":\"complete\",");
+    write_subscription_meta(&mut out, respond.id);
+    jsonrpc::close_result(&mut out);
+    out
+}

@@ -1,0 +1,87 @@
+//! The body of every response the host sends: complete bytes, a streamed
+//! tool call (`sse.rs`), or a notification stream
+//! (`notification_stream.rs`).
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use hyper::body::{Bytes, Frame, SizeHint};
+use hyper::header::{self, HeaderValue};
+use hyper::{Response, StatusCode};
+
+use crate::notification_stream::NotificationStream;
+use crate::sse::SseCall;
+
+/// A response body.
+pub(crate) enum ResponseBody {
+    /// A complete body (JSON, or empty); `None` once sent.
+    Full(Option<Bytes>),
+    /// An SSE stream driving one tool call.
+    Call(Box<SseCall>),
+    /// An SSE stream of notifications about a session.
+    Notifications(Box<NotificationStream>),
+}
+
+impl ResponseBody {
+    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
+        let bytes = bytes.into();
+        Self::Full((!bytes.is_empty()).then_some(bytes))
+    }
+}
+
+/// A complete `application/json` response.
+pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::full(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+impl hyper::body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let next = match self.get_mut() {
+            Self::Full(bytes) => Poll::Ready(bytes.take()),
+            Self::Call(call) => call.poll_next(cx),
+            Self::Notifications(stream) => stream.poll_next(cx),
+        };
+        next.map(|bytes| bytes.map(|b| Ok(Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Self::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Self::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Self::Call(_) | Self::Notifications(_) => SizeHint::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::body::Body;
+
+    /// A full body reports its exact size and ends after one frame.
+    #[test]
+    fn full_body() {
+        let body = ResponseBody::full(Bytes::from_static(b"abc"));
+        assert_eq!(body.size_hint().exact(), Some(3));
+        assert!(!body.is_end_stream());
+        let empty = ResponseBody::full(Bytes::new());
+        assert!(empty.is_end_stream());
+        assert_eq!(empty.size_hint().exact(), Some(0));
+    }
+}
