@@ -1,0 +1,393 @@
+//! Notification streams over real HTTP: the legacy `GET /mcp` stream and
+//! 2026-07-28 `subscriptions/listen`, what they carry, how bursts coalesce,
+//! who gets each change, their limits, and how they end.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig, ToolSession};
+use serde_json::{json, Value};
+use support::*;
+
+const MODERN: &str = "2026-07-28";
+const LIST_CHANGED: &str = "notifications/tools/list_changed";
+const KEEP_ALIVE: &str = ": keep-alive";
+
+/// A host whose silent streams send a keep-alive every 300 ms: the marker
+/// the tests use to show that nothing else came first.
+async fn streaming_host(max_streams_per_session: usize) -> ToolHost {
+    host_with(ToolHostConfig {
+        sse_keep_alive: Duration::from_millis(300),
+        max_streams_per_session,
+        ..ToolHostConfig::default()
+    })
+    .await
+}
+
+fn get_stream(addr: SocketAddr, bearer: &str) -> Vec<u8> {
+    format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\n\
+         Accept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+/// A `subscriptions/listen` POST with its modern envelope and headers.
+fn listen(addr: SocketAddr, bearer: &str, id: Value, notifications: Value) -> Vec<u8> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "notifications": notifications,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }});
+    let auth = format!("Bearer {bearer}");
+    post_with(
+        addr,
+        &[
+            ("Authorization", &auth),
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        &body.to_string(),
+    )
+}
+
+/// The method of an SSE event's message, or the comment itself.
+fn kind(event: &str) -> String {
+    if event.starts_with(':') {
+        return event.to_owned();
+    }
+    event_json(event)["method"]
+        .as_str()
+        .unwrap_or("a response")
+        .to_owned()
+}
+
+async fn next_kind(events: &mut EventStream<'_>) -> String {
+    kind(&events.next_event().await.expect("the stream ended"))
+}
+
+fn open_session(host: &ToolHost) -> (ToolSession, String) {
+    let session = host.open_session(RecordingSurface::new()).unwrap();
+    let bearer = bearer_of(&session);
+    (session, bearer)
+}
+
+/// A legacy GET stream is an SSE response that stays open; a signal sends
+/// exactly `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`;
+/// silence sends keep-alive comments.
+#[tokio::test]
+async fn legacy_stream_carries_list_changed() {
+    let host = streaming_host(4).await;
+    let (session, bearer) = open_session(&host);
+    let mut conn = Conn::open(host.local_addr()).await;
+    let mut events = conn
+        .send_streaming(&get_stream(host.local_addr(), &bearer))
+        .await;
+    assert_eq!(events.status, 200);
+    assert_eq!(events.header("content-type"), Some("text/event-stream"));
+    assert_eq!(events.header("cache-control"), Some("no-cache"));
+    assert_eq!(events.header("x-accel-buffering"), Some("no"));
+    assert_eq!(next_kind(&mut events).await, KEEP_ALIVE);
+    session.notify_tools_changed();
+    let event = events.next_event().await.unwrap();
+    assert_eq!(
+        event_json(&event),
+        json!({"jsonrpc": "2.0", "method": LIST_CHANGED})
+    );
+    assert!(event.starts_with("event: message\n"));
+}
+
+/// A hundred signals in a burst, from another thread through a notifier,
+/// are one notification: the next event after it is a keep-alive.
+#[tokio::test]
+async fn bursts_coalesce_into_one_notification() {
+    let host = streaming_host(4).await;
+    let (session, bearer) = open_session(&host);
+    let mut conn = Conn::open(host.local_addr()).await;
+    let mut events = conn
+        .send_streaming(&get_stream(host.local_addr(), &bearer))
+        .await;
+    let notifier = session.list_changed_notifier();
+    std::thread::spawn(move || (0..100).for_each(|_| notifier.notify()))
+        .join()
+        .unwrap();
+    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
+    assert_eq!(next_kind(&mut events).await, KEEP_ALIVE);
+}
+
+/// One client's legacy streams share each change: it goes out on exactly
+/// one of them, and the other's next event is a keep-alive.
+#[tokio::test]
+async fn a_change_goes_on_one_legacy_stream() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (session, bearer) = open_session(&host);
+    let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
+    let mut first = a.send_streaming(&get_stream(addr, &bearer)).await;
+    let mut second = b.send_streaming(&get_stream(addr, &bearer)).await;
+    session.notify_tools_changed();
+    let (x, y) = tokio::join!(next_kind(&mut first), next_kind(&mut second));
+    let mut kinds = [x, y];
+    kinds.sort();
+    assert_eq!(kinds, [KEEP_ALIVE.to_owned(), LIST_CHANGED.to_owned()]);
+}
+
+/// `subscriptions/listen`: the acknowledgement comes first, with the
+/// listen id and only the honoured filter; each change carries the id; two
+/// subscriptions of one session each get every change.
+#[tokio::test]
+async fn subscriptions_acknowledge_then_carry_their_id() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (session, bearer) = open_session(&host);
+    let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
+    let filter = json!({"toolsListChanged": true, "resourcesListChanged": true});
+    let mut first = a
+        .send_streaming(&listen(addr, &bearer, json!("listen:0"), filter.clone()))
+        .await;
+    let mut second = b
+        .send_streaming(&listen(addr, &bearer, json!(9), filter))
+        .await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("x-accel-buffering"), Some("no"));
+    for (events, id) in [(&mut first, json!("listen:0")), (&mut second, json!(9))] {
+        let ack = event_json(&events.next_event().await.unwrap());
+        assert_eq!(
+            ack,
+            json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                   "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id},
+                              "notifications": {"toolsListChanged": true}}})
+        );
+    }
+    session.notify_tools_changed();
+    for (events, id) in [(&mut first, json!("listen:0")), (&mut second, json!(9))] {
+        let change = event_json(&events.next_event().await.unwrap());
+        assert_eq!(change["method"], LIST_CHANGED);
+        assert_eq!(
+            change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            id
+        );
+    }
+}
+
+/// A filter without `toolsListChanged` is acknowledged with nothing
+/// honoured, and the subscription then ends gracefully at once.
+#[tokio::test]
+async fn a_subscription_with_nothing_to_deliver_ends() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (_session, bearer) = open_session(&host);
+    let mut conn = Conn::open(addr).await;
+    let request = listen(addr, &bearer, json!(3), json!({"promptsListChanged": true}));
+    let mut events = conn.send_streaming(&request).await;
+    let ack = event_json(&events.next_event().await.unwrap());
+    assert_eq!(ack["params"]["notifications"], json!({}));
+    let end = event_json(&events.next_event().await.unwrap());
+    assert_eq!(end["id"], 3);
+    assert_eq!(end["result"]["resultType"], "complete");
+    assert_eq!(events.next_event().await, None);
+}
+
+/// A signal on one session never reaches another session's stream.
+#[tokio::test]
+async fn sessions_are_isolated() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (one, one_bearer) = open_session(&host);
+    let (_two, two_bearer) = open_session(&host);
+    let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
+    let mut first = a.send_streaming(&get_stream(addr, &one_bearer)).await;
+    let mut second = b
+        .send_streaming(&listen(
+            addr,
+            &two_bearer,
+            json!(1),
+            json!({"toolsListChanged": true}),
+        ))
+        .await;
+    assert_eq!(
+        next_kind(&mut second).await,
+        "notifications/subscriptions/acknowledged"
+    );
+    one.notify_tools_changed();
+    assert_eq!(next_kind(&mut first).await, LIST_CHANGED);
+    assert_eq!(next_kind(&mut second).await, KEEP_ALIVE);
+}
+
+/// `max_streams_per_session` counts both kinds; one more is 409, for GET
+/// and for listen; a closed stream gives its place back.
+#[tokio::test]
+async fn streams_per_session_are_limited() {
+    let host = streaming_host(2).await;
+    let addr = host.local_addr();
+    let (_session, bearer) = open_session(&host);
+    let mut a = Conn::open(addr).await;
+    let first = a.send_streaming(&get_stream(addr, &bearer)).await;
+    assert_eq!(first.status, 200);
+    let mut b = Conn::open(addr).await;
+    let filter = json!({"toolsListChanged": true});
+    let second = b
+        .send_streaming(&listen(addr, &bearer, json!(1), filter.clone()))
+        .await;
+    assert_eq!(second.status, 200);
+    let refused = send_once(addr, &get_stream(addr, &bearer)).await;
+    assert_eq!(refused.status, 409);
+    assert_eq!(refused.error_code(), -32600);
+    let refused = send_once(addr, &listen(addr, &bearer, json!(2), filter.clone())).await;
+    assert_eq!(refused.status, 409);
+    assert_eq!(
+        refused.json()["error"]["data"],
+        json!({"maxStreamsPerSession": 2})
+    );
+    drop(a);
+    // The host notices the closed stream at its next write (a keep-alive).
+    let mut reopened = None;
+    for _ in 0..40 {
+        let mut conn = Conn::open(addr).await;
+        if conn.send_streaming(&get_stream(addr, &bearer)).await.status == 200 {
+            reopened = Some(conn);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(reopened.is_some(), "the closed stream's place came back");
+}
+
+/// Dropping the guard ends the session's streams at once, with nothing
+/// more sent (no final response, no notification); the notifier is dead.
+#[tokio::test]
+async fn revocation_ends_streams() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (session, bearer) = open_session(&host);
+    let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
+    let mut legacy = a.send_streaming(&get_stream(addr, &bearer)).await;
+    let mut modern = b
+        .send_streaming(&listen(
+            addr,
+            &bearer,
+            json!(1),
+            json!({"toolsListChanged": true}),
+        ))
+        .await;
+    assert_eq!(
+        next_kind(&mut modern).await,
+        "notifications/subscriptions/acknowledged"
+    );
+    let notifier = session.list_changed_notifier();
+    drop(session);
+    notifier.notify();
+    assert_eq!(legacy.next_event().await, None);
+    assert_eq!(modern.next_event().await, None);
+    assert!(!notifier.is_live());
+    assert_eq!(host.open_sessions(), 0);
+}
+
+/// A graceful shutdown answers each subscription (its listen request's
+/// result, with the subscription id) and closes legacy streams, without
+/// waiting for the deadline.
+#[tokio::test]
+async fn graceful_shutdown_ends_streams() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (_session, bearer) = open_session(&host);
+    let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
+    let mut legacy = a.send_streaming(&get_stream(addr, &bearer)).await;
+    let mut modern = b
+        .send_streaming(&listen(
+            addr,
+            &bearer,
+            json!("s"),
+            json!({"toolsListChanged": true}),
+        ))
+        .await;
+    assert_eq!(
+        next_kind(&mut modern).await,
+        "notifications/subscriptions/acknowledged"
+    );
+    let started = std::time::Instant::now();
+    let shutdown = tokio::spawn({
+        let host = host.clone();
+        async move { host.shutdown_graceful(Duration::from_secs(30)).await }
+    });
+    let end = event_json(&modern.next_event().await.unwrap());
+    assert_eq!(
+        end,
+        json!({"jsonrpc": "2.0", "id": "s", "result": {"resultType": "complete",
+               "_meta": {"io.modelcontextprotocol/subscriptionId": "s"}}})
+    );
+    assert_eq!(modern.next_event().await, None);
+    assert_eq!(legacy.next_event().await, None);
+    within(shutdown).await.unwrap().expect("drained in time");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// GET takes every check POST does (Host, Origin, bearer) and is 405
+/// without `text/event-stream`, or when the surface cannot change.
+#[tokio::test]
+async fn get_keeps_every_http_check() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (_session, bearer) = open_session(&host);
+    let request = |host_header: &str, extra: &str, accept: &str| {
+        format!("GET /mcp HTTP/1.1\r\nHost: {host_header}\r\n{extra}Accept: {accept}\r\n\r\n")
+    };
+    let auth = format!("Authorization: Bearer {bearer}\r\n");
+    let sse = "text/event-stream";
+    for (request, status) in [
+        (request("evil.example:80", &auth, sse), 403),
+        (
+            request(
+                &addr.to_string(),
+                &format!("{auth}Origin: http://evil.example\r\n"),
+                sse,
+            ),
+            403,
+        ),
+        (request(&addr.to_string(), "", sse), 401),
+        (
+            request(&addr.to_string(), "Authorization: Bearer eth_nope\r\n", sse),
+            401,
+        ),
+        (request(&addr.to_string(), &auth, "application/json"), 405),
+    ] {
+        let r = send_once(addr, request.as_bytes()).await;
+        assert_eq!(r.status, status, "{request}");
+    }
+    let fixed = StaticSurface::new(vec![], |_: String, _: Value| async {
+        Ok::<_, String>(Value::Null)
+    })
+    .unwrap();
+    let fixed = host.open_session(Arc::new(fixed)).unwrap();
+    let r = send_once(addr, &get_stream(addr, &bearer_of(&fixed))).await;
+    assert_eq!((r.status, r.header("allow")), (405, Some("POST")));
+}
+
+/// A stream's connection is authenticated: a flood of connections without
+/// a bearer, past `max_connections`, sheds its own members and never the
+/// stream, which still delivers.
+#[tokio::test]
+async fn streams_survive_a_flood() {
+    let host = host_with(ToolHostConfig {
+        max_connections: 8,
+        sse_keep_alive: Duration::from_millis(300),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let addr = host.local_addr();
+    let (session, bearer) = open_session(&host);
+    let mut conn = Conn::open(addr).await;
+    let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
+    let mut flood = Vec::new();
+    for _ in 0..32 {
+        flood.push(within(tokio::net::TcpStream::connect(addr)).await.unwrap());
+    }
+    session.notify_tools_changed();
+    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
+    drop(flood);
+}
