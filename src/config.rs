@@ -31,7 +31,8 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 ///
 /// With the defaults that is about 76 MiB per connection plus 32 × S, and
 /// `max_connections` connections at most; lower `max_body_bytes` and
-/// `max_parsed_bytes` together to shrink it. A response that its client
+/// `max_parsed_bytes` together to shrink it. A notification stream holds
+/// only its pre-rendered messages (under 1 KiB) besides its connection. A response that its client
 /// does not read is released after `write_stall_timeout`.
 /// `tests/memory.rs` checks the bound with eight connections that each
 /// send the costliest request they can and never read.

@@ -391,3 +391,57 @@ async fn streams_survive_a_flood() {
     assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
     drop(flood);
 }
+
+/// Sockets the host at `port` holds open: its side of each connection,
+/// established or half-closed by the client (`/proc/net/tcp` states 01 and
+/// 08). Counted by the host's port, so tests running alongside, each with
+/// its own host, do not disturb the count.
+fn host_sockets(port: u16) -> usize {
+    let local = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/self/net/tcp")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.len() > 3 && fields[1] == local && matches!(fields[3], "01" | "08")
+        })
+        .count()
+}
+
+/// After streams of both kinds, a change, the guard's drop and the clients
+/// leaving, the host is back where it started: no session, no call in
+/// flight, no socket (so no file descriptor) still held.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn streams_leave_nothing_behind() {
+    let host = streaming_host(4).await;
+    let addr = host.local_addr();
+    let (session, bearer) = open_session(&host);
+    let mut conns = Vec::new();
+    for i in 0..4 {
+        conns.push(Conn::open(addr).await);
+        let request = match i % 2 {
+            0 => get_stream(addr, &bearer),
+            _ => listen(addr, &bearer, json!(i), json!({"toolsListChanged": true})),
+        };
+        let mut events = conns[i].send_streaming(&request).await;
+        assert_eq!(events.status, 200);
+        if i % 2 == 1 {
+            assert_eq!(
+                next_kind(&mut events).await,
+                "notifications/subscriptions/acknowledged"
+            );
+        }
+    }
+    assert_eq!(host_sockets(addr.port()), 4);
+    session.notify_tools_changed();
+    drop(session);
+    drop(conns);
+    wait_until("the host closes every stream's connection", || {
+        host_sockets(addr.port()) == 0
+    })
+    .await;
+    assert_eq!(host.open_sessions(), 0);
+    assert_eq!(host.calls_in_flight(), 0);
+}
