@@ -14,10 +14,8 @@ use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 
 mod support;
+use support::counting_alloc;
 use support::*;
-
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
 
 /// Live heap bytes are counted, to show memory returns to where it started.
 #[global_allocator]
