@@ -105,14 +105,12 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     .await
     .expect("npm ci took over 5 minutes");
     drop(installing);
-    let host = host_with(ToolHostConfig {
+    let mut fx = Fixture::with(ToolHostConfig {
         server_name: "dravr".to_owned(),
         ..ToolHostConfig::default()
     })
     .await;
-    let surface = RecordingSurface::new();
-    let session = host.open_session(surface.clone()).unwrap();
-    let servers = session.mcp_servers();
+    let servers = fx.session().mcp_servers();
     let entry = &servers.entries()[0];
     let mut command = Command::new("node");
     if let Some(mode) = mode {
@@ -122,7 +120,7 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
         .arg("client.mjs")
         .current_dir(&dir)
         .env("MCP_URL", entry.url())
-        .env("MCP_BEARER", bearer_of(&session))
+        .env("MCP_BEARER", &fx.bearer)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -163,13 +161,10 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     assert_eq!(refuse["isError"], true);
     assert_eq!(
         refuse["content"][0],
-        json!({"type": "text", "text": "daily quota reached"})
+        json!({"type": "text", "text": REFUSAL})
     );
-    assert_eq!(
-        refuse["structuredContent"],
-        json!({"quota": 10, "resetsInSeconds": 3600})
-    );
-    assert_eq!(session.calls_served(), 2);
+    assert_eq!(refuse["structuredContent"], refusal_payload());
+    assert_eq!(fx.session().calls_served(), 2);
 
     if client == "sdk-client" {
         // Progress reached onprogress, in order, before the result.
@@ -194,18 +189,16 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
             (json!("aborted"), json!(true))
         );
         wait_until("the host cancels the aborted call", || {
-            surface
-                .hang_dropped
-                .load(std::sync::atomic::Ordering::SeqCst)
+            fx.surface.hang_was_dropped()
         })
         .await;
-        assert_eq!(host.calls_in_flight(), 0);
-        assert_eq!(session.calls_served(), 3);
+        assert_eq!(fx.host.calls_in_flight(), 0);
+        assert_eq!(fx.session().calls_served(), 3);
     }
 
     let ready = next_step(&mut lines).await;
     assert_eq!(ready["step"], "ready_to_revoke");
-    drop(session);
+    fx.revoke();
     within(stdin.write_all(b"revoked\n")).await.unwrap();
 
     let after = next_step(&mut lines).await;
@@ -223,5 +216,5 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     } else {
         &["echo", "refuse"]
     };
-    assert_eq!(surface.seen.lock().unwrap().as_slice(), expected);
+    assert_eq!(fx.surface.seen.lock().unwrap().as_slice(), expected);
 }
