@@ -74,8 +74,11 @@ async fn no_token_or_no_sse_means_plain_json() {
     assert_eq!(fx.session().calls_served(), 2);
 }
 
-/// Long silences on a stream get `:` keep-alive comments.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// Long silences on a stream get `:` keep-alive comments: one every
+/// `sse_keep_alive` of silence, exactly.
+// Paused clock: the `quiet` tool sleeps and the client only reads, so the
+// comments fall at exactly 100, 200 and 300 ms of the tool's 350.
+#[tokio::test(start_paused = true)]
 async fn keep_alive_comments_on_silence() {
     let fx = Fixture::with(ToolHostConfig {
         sse_keep_alive: Duration::from_millis(100),
@@ -92,6 +95,7 @@ async fn keep_alive_comments_on_silence() {
         comments >= 2,
         "{comments} keep-alive comments in 350 ms at 100 ms"
     );
+    assert_eq!(comments, 3, "one per 100 ms of the 350 ms silence");
     let last = events.iter().rfind(|e| !e.starts_with(':')).unwrap();
     assert_eq!(
         event_json(last)["result"]["content"][0]["text"],
@@ -219,15 +223,19 @@ async fn disconnect_drops_the_tool_future() {
 }
 
 /// A call past `call_timeout` is cancelled and answered -32603 naming the
-/// limit.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// limit, at the limit exactly.
+// Paused clock: the `hang` tool never finishes and the client waits, so
+// the deadline fires after exactly 200 ms of virtual time.
+#[tokio::test(start_paused = true)]
 async fn deadline_expiry() {
     let fx = Fixture::with(ToolHostConfig {
         call_timeout: Some(Duration::from_millis(200)),
         ..ToolHostConfig::default()
     })
     .await;
+    let began = tokio::time::Instant::now();
     let r = fx.call(3, "hang", json!({})).await;
+    assert_eq!(began.elapsed(), Duration::from_millis(200));
     assert_eq!((r.status, r.error_code()), (200, -32603));
     let error = &r.json()["error"];
     assert_eq!(

@@ -12,10 +12,13 @@ use support::*;
 /// The drain deadline of the graceful shutdowns that a stuck call outlives.
 const DRAIN: Duration = Duration::from_millis(200);
 
-/// Shuts `host` down gracefully while a call is stuck: a timeout.
+/// Shuts `host` down gracefully while a call is stuck: a timeout, reported
+/// at the deadline exactly (the tests that use it pause the clock).
 async fn drain_past_the_deadline(host: &ToolHost) {
+    let began = tokio::time::Instant::now();
     let err = within(host.shutdown_graceful(DRAIN)).await.unwrap_err();
     assert!(err.is_timeout());
+    assert_eq!(began.elapsed(), DRAIN);
 }
 
 /// Polls until connecting to `addr` is refused, for up to a second; true
@@ -85,8 +88,11 @@ async fn graceful_shutdown_drains_in_flight_calls() {
 }
 
 /// A graceful shutdown whose deadline passes closes the stuck call's
-/// connection (the call's future is dropped) and reports a timeout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// connection (the call's future is dropped) and reports a timeout — at
+/// the deadline exactly.
+// Paused clock: the stuck call and its client send nothing more, so Tokio
+// jumps straight to the drain deadline and the elapsed time is exact.
+#[tokio::test(start_paused = true)]
 async fn graceful_shutdown_deadline() {
     let fx = Fixture::new().await;
     let started = fx.surface.slow_started.notified();
@@ -106,7 +112,9 @@ async fn graceful_shutdown_deadline() {
 /// A graceful shutdown during a streaming call gives it the drain deadline,
 /// then cancels it; nothing leaks: calls in flight back to zero, and the
 /// session count back to zero once the guard goes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused clock: the hanging tool and its client are silent, so the drain
+// deadline passes exactly.
+#[tokio::test(start_paused = true)]
 async fn shutdown_during_a_streaming_call() {
     let mut fx = Fixture::new().await;
     let mut conn = fx.conn().await;
