@@ -1,5 +1,5 @@
-//! Binding: the configs `bind` refuses (each naming its field), a taken
-//! port, and no runtime.
+//! Binding: the configs `bind` refuses (each naming its field) and the
+//! boundary values it accepts, a taken port, and no runtime.
 
 mod support;
 
@@ -11,131 +11,188 @@ use support::*;
 /// Config values the host refuses are errors from bind, each naming the
 /// field it refuses; zero durations among them (a zero body timeout would
 /// refuse every body, a zero call limit every call, a zero keep-alive spin).
+/// The values just inside every bound are accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_configs() {
     let d = ToolHostConfig::default;
-    let bad: Vec<(ToolHostConfig, &str)> = vec![
+    let tiny = Duration::from_nanos(1);
+    // (field, a config refused for it, a config just inside its bound)
+    let rows: Vec<(&str, Vec<ToolHostConfig>, Vec<ToolHostConfig>)> = vec![
         (
-            ToolHostConfig {
-                server_name: String::new(),
-                ..d()
-            },
             "server_name",
+            ["", "has space", "dot.ted", &"n".repeat(65)]
+                .map(|name| ToolHostConfig {
+                    server_name: name.to_owned(),
+                    ..d()
+                })
+                .to_vec(),
+            ["a", &"Az09_-".repeat(10), &"n".repeat(64)]
+                .map(|name| ToolHostConfig {
+                    server_name: name.to_owned(),
+                    ..d()
+                })
+                .to_vec(),
         ),
         (
-            ToolHostConfig {
-                server_name: "has space".into(),
-                ..d()
-            },
-            "server_name",
-        ),
-        (
-            ToolHostConfig {
-                bind_addr: "0.0.0.0".parse().unwrap(),
-                ..d()
-            },
             "bind_addr",
+            ["0.0.0.0", "192.168.1.1", "::"]
+                .map(|ip| ToolHostConfig {
+                    bind_addr: ip.parse().unwrap(),
+                    ..d()
+                })
+                .to_vec(),
+            ["127.0.0.1", "127.0.0.2"]
+                .map(|ip| ToolHostConfig {
+                    bind_addr: ip.parse().unwrap(),
+                    ..d()
+                })
+                .to_vec(),
         ),
         (
-            ToolHostConfig {
-                bind_addr: "192.168.1.1".parse().unwrap(),
-                ..d()
-            },
-            "bind_addr",
-        ),
-        (
-            ToolHostConfig {
+            "max_body_bytes",
+            vec![ToolHostConfig {
                 max_body_bytes: 0,
                 ..d()
-            },
-            "max_body_bytes",
-        ),
-        (
-            ToolHostConfig {
-                max_connections: 0,
+            }],
+            vec![ToolHostConfig {
+                max_body_bytes: 1,
                 ..d()
-            },
-            "max_connections",
+            }],
         ),
         (
-            ToolHostConfig {
+            "max_sessions",
+            vec![ToolHostConfig {
                 max_sessions: 0,
                 ..d()
-            },
-            "max_sessions",
-        ),
-        (
-            ToolHostConfig {
-                max_header_bytes: 100,
+            }],
+            vec![ToolHostConfig {
+                max_sessions: 1,
                 ..d()
-            },
-            "max_header_bytes",
+            }],
         ),
         (
-            ToolHostConfig {
+            "max_batch_len",
+            vec![ToolHostConfig {
                 max_batch_len: 0,
                 ..d()
-            },
-            "max_batch_len",
+            }],
+            vec![ToolHostConfig {
+                max_batch_len: 1,
+                ..d()
+            }],
         ),
         (
-            ToolHostConfig {
+            "max_parsed_bytes",
+            vec![ToolHostConfig {
                 max_parsed_bytes: 0,
                 ..d()
-            },
-            "max_parsed_bytes",
+            }],
+            vec![ToolHostConfig {
+                max_parsed_bytes: 1,
+                ..d()
+            }],
         ),
         (
-            ToolHostConfig {
+            "header_read_timeout",
+            vec![ToolHostConfig {
                 header_read_timeout: Duration::ZERO,
                 ..d()
-            },
-            "header_read_timeout",
+            }],
+            vec![ToolHostConfig {
+                header_read_timeout: tiny,
+                ..d()
+            }],
         ),
         (
-            ToolHostConfig {
+            "body_read_timeout",
+            vec![ToolHostConfig {
                 body_read_timeout: Duration::ZERO,
                 ..d()
-            },
-            "body_read_timeout",
+            }],
+            vec![ToolHostConfig {
+                body_read_timeout: tiny,
+                ..d()
+            }],
         ),
         (
-            ToolHostConfig {
+            "call_timeout",
+            vec![ToolHostConfig {
                 call_timeout: Some(Duration::ZERO),
                 ..d()
-            },
-            "call_timeout",
+            }],
+            // `None` disables the call limit; it is not a zero.
+            [Some(tiny), None]
+                .map(|limit| ToolHostConfig {
+                    call_timeout: limit,
+                    ..d()
+                })
+                .to_vec(),
         ),
         (
-            ToolHostConfig {
+            "sse_keep_alive",
+            vec![ToolHostConfig {
                 sse_keep_alive: Duration::ZERO,
                 ..d()
-            },
-            "sse_keep_alive",
+            }],
+            vec![ToolHostConfig {
+                sse_keep_alive: tiny,
+                ..d()
+            }],
         ),
         (
-            ToolHostConfig {
+            "write_stall_timeout",
+            vec![ToolHostConfig {
                 write_stall_timeout: Duration::ZERO,
                 ..d()
-            },
-            "write_stall_timeout",
+            }],
+            vec![ToolHostConfig {
+                write_stall_timeout: tiny,
+                ..d()
+            }],
+        ),
+        (
+            "max_header_bytes",
+            [100, 8191]
+                .map(|bytes| ToolHostConfig {
+                    max_header_bytes: bytes,
+                    ..d()
+                })
+                .to_vec(),
+            vec![ToolHostConfig {
+                max_header_bytes: 8192,
+                ..d()
+            }],
+        ),
+        (
+            "max_connections",
+            [0, 1_000_001]
+                .map(|n| ToolHostConfig {
+                    max_connections: n,
+                    ..d()
+                })
+                .to_vec(),
+            [1, 1_000_000]
+                .map(|n| ToolHostConfig {
+                    max_connections: n,
+                    ..d()
+                })
+                .to_vec(),
         ),
     ];
-    for (config, field) in bad {
-        let err = within(ToolHost::bind(config.clone())).await.unwrap_err();
-        assert!(err.is_invalid_config(), "{config:?}");
-        assert!(
-            err.to_string().contains(field),
-            "{err} does not name {field}"
-        );
+    for (field, refused, accepted) in rows {
+        for config in refused {
+            let err = within(ToolHost::bind(config.clone())).await.unwrap_err();
+            assert!(err.is_invalid_config(), "{field}: {config:?}");
+            assert!(
+                err.to_string().contains(field),
+                "{err} does not name {field}"
+            );
+        }
+        for config in accepted {
+            let host = within(ToolHost::bind(config.clone())).await;
+            assert!(host.is_ok(), "{field}: {config:?} refused: {host:?}");
+        }
     }
-    // `None` disables the call limit; it is not a zero.
-    let host = within(ToolHost::bind(ToolHostConfig {
-        call_timeout: None,
-        ..d()
-    }))
-    .await;
-    assert!(host.is_ok());
 }
 
 /// Binding a taken port is a bind error carrying the I/O cause.

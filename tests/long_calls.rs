@@ -5,9 +5,10 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use embacle_tool_host::ToolHostConfig;
+use embacle_tool_host::{StaticSurface, Tool, ToolHostConfig};
 use serde_json::{json, Value};
 use support::*;
 
@@ -252,12 +253,27 @@ async fn deadline_expiry() {
 /// with and without progress tokens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_surfaces_unchanged() {
-    let fx = Fixture::new().await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    // StaticSurface implements only `call`: the trait's default `call_with`
+    // serves it.
+    let echo = Tool::new("echo", "", json!({"type": "object"})).unwrap();
+    let plain = StaticSurface::new(vec![echo], |_: String, args: Value| async move {
+        Ok::<_, String>(args["text"].clone())
+    })
+    .unwrap();
+    let fx = Fixture::serving(ToolHostConfig::default(), Arc::new(plain)).await;
+    // Without a token: plain JSON.
+    let r = fx.call(1, "echo", json!({"text": "plain"})).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.first_text(), "plain");
+    // With one: an event stream whose only event is the result.
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                       "params": {"name": "echo", "arguments": {"text": "plain"}, "_meta": {"progressToken": "p"}}});
     let mut conn = fx.conn().await;
     let mut stream = conn.send_streaming(&fx.post(&body.to_string())).await;
+    assert_eq!(stream.header("content-type"), Some("text/event-stream"));
     let event = stream.next_event().await.unwrap();
     assert_eq!(event_json(&event)["result"]["content"][0]["text"], "plain");
     assert_eq!(stream.next_event().await, None);
+    assert_eq!(fx.session().calls_served(), 2);
 }
