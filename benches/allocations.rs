@@ -7,7 +7,7 @@
 mod common;
 
 use embacle_tool_host::bench_support;
-use embacle_tool_host::{ToolHost, ToolHostConfig, ToolSession};
+use embacle_tool_host::ToolSession;
 
 use common::*;
 
@@ -34,13 +34,8 @@ fn per_run(n: usize, mut f: impl FnMut()) -> f64 {
 fn main() {
     // Everything on one current-thread runtime, so no other thread allocates
     // while we count (the accept loop is idle: no connections).
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let host = runtime
-        .block_on(ToolHost::bind(ToolHostConfig::default()))
-        .unwrap();
+    let runtime = current_thread_runtime();
+    let host = default_host(&runtime);
     let session = host.open_session(surface(1)).unwrap();
     let auth = authorization(&session);
     let auth = auth.as_bytes();

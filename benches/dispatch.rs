@@ -8,16 +8,10 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use embacle_tool_host::bench_support;
-use embacle_tool_host::{ToolHost, ToolHostConfig};
 
 fn benches(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let host = runtime
-        .block_on(ToolHost::bind(ToolHostConfig::default()))
-        .unwrap();
+    let runtime = common::current_thread_runtime();
+    let host = common::default_host(&runtime);
     let mut group = c.benchmark_group("dispatch");
 
     let one = host.open_session(common::surface(1)).unwrap();

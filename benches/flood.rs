@@ -19,25 +19,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::report;
-use embacle_tool_host::{ToolHost, ToolHostConfig};
+use embacle_tool_host::ToolHostConfig;
 use support::hostile::{
     agent_on_fresh_connections, flood, peak_rss, reset_peak_rss, rss, worst_echo_body, FloodStats,
 };
-use support::{bearer_of, post, send_once, RecordingSurface};
+use support::Fixture;
 use tokio::io::AsyncWriteExt;
 
 /// The default host (256 slots) under a flood of 1,000 connections per
 /// second without a bearer, while the agent calls on fresh connections.
 async fn under_flood(seconds: u64) {
-    let host = ToolHost::bind(ToolHostConfig::default()).await.unwrap();
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
+    let fx = Fixture::new().await;
+    let addr = fx.addr;
     let stop = Arc::new(AtomicBool::new(false));
     let stats = Arc::new(FloodStats::default());
     let flooder = tokio::spawn(flood(addr, Arc::clone(&stop), Arc::clone(&stats)));
     let agent = tokio::spawn(agent_on_fresh_connections(
         addr,
-        bearer_of(&session),
+        fx.bearer.clone(),
         Arc::clone(&stop),
     ));
     tokio::time::sleep(Duration::from_secs(seconds)).await;
@@ -75,15 +74,10 @@ async fn under_flood(seconds: u64) {
 async fn unread_worst_case() {
     let config = ToolHostConfig::default();
     let (body_limit, parsed_limit) = (config.max_body_bytes, config.max_parsed_bytes);
-    let host = ToolHost::bind(config).await.unwrap();
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let request = post(
-        addr,
-        &bearer_of(&session),
-        &worst_echo_body(body_limit, parsed_limit),
-    );
-    assert_eq!(send_once(addr, &request).await.status, 200);
+    let fx = Fixture::with(config).await;
+    let addr = fx.addr;
+    let request = fx.post(&worst_echo_body(body_limit, parsed_limit));
+    assert_eq!(fx.send(&request).await.status, 200);
     let baseline = rss();
     reset_peak_rss();
     let mut sockets = Vec::new();
@@ -94,7 +88,7 @@ async fn unread_worst_case() {
         stream.write_all(&request).await.unwrap();
         sockets.push(stream);
     }
-    while session.calls_served() < 9 {
+    while fx.session().calls_served() < 9 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(Duration::from_millis(200)).await;

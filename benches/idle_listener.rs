@@ -75,19 +75,10 @@ fn benches(c: &mut Criterion) {
     group.bench_function("without", |b| b.iter(|| runtime.block_on(plain.call())));
     group.finish();
 
-    let mut clients = [listened, plain];
-    let medians = runtime.block_on(interleaved_medians(&mut clients, 20_000));
-    report(
-        "idle_listener.with_stream_p50_us",
-        format!("{:.1}", medians[0] as f64 / 1e3),
-    );
-    report(
-        "idle_listener.without_p50_us",
-        format!("{:.1}", medians[1] as f64 / 1e3),
-    );
-    report(
-        "idle_listener.ratio_p50",
-        format!("{:.3}", medians[0] as f64 / medians[1] as f64),
+    report_pair(
+        &runtime,
+        "idle_listener",
+        [("with_stream", listened), ("without", plain)],
     );
 }
 

@@ -2,41 +2,25 @@
 //!
 //! `cargo bench --bench revocation`
 
+mod common;
+
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use embacle_tool_host::bench_support;
-use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
-use serde_json::Value;
 
-type Executor = fn(String, Value) -> std::future::Ready<Result<Value, String>>;
-
-fn surface() -> Arc<StaticSurface<Executor>> {
-    let run: Executor = |_, _| std::future::ready(Ok(Value::Null));
-    Arc::new(StaticSurface::new(Vec::new(), run).unwrap())
-}
-
-fn authorization(session: &embacle_tool_host::ToolSession) -> Vec<u8> {
-    session.mcp_servers().entries()[0].headers()[0]
-        .value()
-        .as_bytes()
-        .to_vec()
-}
+use common::{authorization, current_thread_runtime, default_host, static_surface};
 
 fn benches(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let host = runtime
-        .block_on(ToolHost::bind(ToolHostConfig::default()))
-        .unwrap();
-    let surface = surface();
+    let runtime = current_thread_runtime();
+    let host = default_host(&runtime);
+    // No tools: only the session's own cost is measured.
+    let surface = static_surface(0);
     let live = host.open_session(surface.clone()).unwrap();
-    let live_auth = authorization(&live);
+    let live_auth = authorization(&live).into_bytes();
     let revoked = host.open_session(surface.clone()).unwrap();
-    let revoked_auth = authorization(&revoked);
+    let revoked_auth = authorization(&revoked).into_bytes();
     drop(revoked);
     let mut wrong_auth = live_auth.clone();
     let last = wrong_auth.len() - 1;

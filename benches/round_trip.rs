@@ -77,20 +77,7 @@ fn benches(c: &mut Criterion) {
     group.finish();
 
     // The ratio, from interleaved samples so both see the same noise.
-    let mut clients = [host, floor];
-    let medians = runtime.block_on(interleaved_medians(&mut clients, 20_000));
-    report(
-        "round_trip.host_p50_us",
-        format!("{:.1}", medians[0] as f64 / 1e3),
-    );
-    report(
-        "round_trip.floor_p50_us",
-        format!("{:.1}", medians[1] as f64 / 1e3),
-    );
-    report(
-        "round_trip.ratio_p50",
-        format!("{:.3}", medians[0] as f64 / medians[1] as f64),
-    );
+    report_pair(&runtime, "round_trip", [("host", host), ("floor", floor)]);
 
     // Throughput at 32 connections: pairs of runs, host and floor
     // back to back (in alternating order), so each pair sees the same

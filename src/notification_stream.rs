@@ -22,11 +22,11 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use tokio::sync::futures::OwnedNotified;
 use tokio::sync::Notify;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Sleep;
 
 use crate::list_changed::{Latch, COALESCE};
 use crate::mcp::{Delivery, Subscription};
-use crate::sse::{event, KEEP_ALIVE_COMMENT};
+use crate::sse::{event, KeepAlive};
 
 /// One open notification stream.
 pub(crate) struct NotificationStream {
@@ -40,8 +40,7 @@ pub(crate) struct NotificationStream {
     coalesce: Option<Pin<Box<Sleep>>>,
     changed: Waiter,
     closing: Waiter,
-    keep_alive: Duration,
-    silence: Pin<Box<Sleep>>,
+    keep_alive: KeepAlive,
     ended: bool,
 }
 
@@ -65,8 +64,7 @@ impl NotificationStream {
             coalesce: None,
             changed,
             closing,
-            keep_alive,
-            silence: Box::pin(tokio::time::sleep_until(Instant::now() + keep_alive)),
+            keep_alive: KeepAlive::new(keep_alive),
             ended: false,
         }
     }
@@ -104,18 +102,13 @@ impl NotificationStream {
                     || changes.claim_legacy(self.seen);
                 if mine {
                     let frame = event(&listening.change);
-                    self.silence
-                        .as_mut()
-                        .reset(Instant::now() + self.keep_alive);
+                    self.keep_alive.sent();
                     return Poll::Ready(Some(frame));
                 }
             }
         }
-        if self.silence.as_mut().poll(cx).is_ready() {
-            self.silence
-                .as_mut()
-                .reset(Instant::now() + self.keep_alive);
-            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE_COMMENT)));
+        if let Some(comment) = self.keep_alive.poll(cx) {
+            return Poll::Ready(Some(comment));
         }
         Poll::Pending
     }

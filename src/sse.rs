@@ -39,8 +39,7 @@ pub(crate) struct SseCall {
     queued: Option<Bytes>,
     /// The final response, sent after `queued`.
     last: Option<Bytes>,
-    keep_alive: Duration,
-    silence: Pin<Box<Sleep>>,
+    keep_alive: KeepAlive,
     /// When the next progress event may go out.
     throttle: Pin<Box<Sleep>>,
     throttled: bool,
@@ -56,8 +55,7 @@ impl SseCall {
             progress: call.progress,
             queued: None,
             last: None,
-            keep_alive,
-            silence: Box::pin(tokio::time::sleep_until(now + keep_alive)),
+            keep_alive: KeepAlive::new(keep_alive),
             throttle: Box::pin(tokio::time::sleep_until(now)),
             throttled: false,
         }
@@ -93,15 +91,12 @@ impl SseCall {
                 let now = Instant::now();
                 self.throttle.as_mut().reset(now + PROGRESS_INTERVAL);
                 self.throttled = true;
-                self.silence.as_mut().reset(now + self.keep_alive);
+                self.keep_alive.sent();
                 return Poll::Ready(Some(event(&self.progress.notification(&report))));
             }
         }
-        if self.silence.as_mut().poll(cx).is_ready() {
-            self.silence
-                .as_mut()
-                .reset(Instant::now() + self.keep_alive);
-            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE_COMMENT)));
+        if let Some(comment) = self.keep_alive.poll(cx) {
+            return Poll::Ready(Some(comment));
         }
         // A throttled report waits for `throttle`, polled (and so
         // registered) above while pending: its expiry wakes us.
@@ -111,7 +106,36 @@ impl SseCall {
 
 /// An SSE comment: keeps a silent stream from looking dead to proxies and
 /// clients.
-pub(crate) const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
+/// A stream's keep-alive: a comment after each `interval` of silence.
+pub(crate) struct KeepAlive {
+    interval: Duration,
+    silence: Pin<Box<Sleep>>,
+}
+
+impl KeepAlive {
+    pub(crate) fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            silence: Box::pin(tokio::time::sleep_until(Instant::now() + interval)),
+        }
+    }
+
+    /// The stream just sent something: the silence starts again.
+    pub(crate) fn sent(&mut self) {
+        self.silence.as_mut().reset(Instant::now() + self.interval);
+    }
+
+    /// The comment, when the silence has lasted `interval`; else registers
+    /// the task to be woken when it has.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Option<Bytes> {
+        self.silence.as_mut().poll(cx).is_ready().then(|| {
+            self.sent();
+            Bytes::from_static(KEEP_ALIVE_COMMENT)
+        })
+    }
+}
 
 /// One SSE event carrying one JSON-RPC message. JSON text has no raw
 /// newlines, so one `data:` line suffices.

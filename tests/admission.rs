@@ -1,5 +1,8 @@
-//! Admission under a flood: a process with no bearer cannot lock the agent
-//! out. While connections that hold no live bearer pour in — idle ones,
+//! Connection admission: `max_connections`, and who keeps a slot.
+//!
+//! Connections past the limit are closed at once while open ones are
+//! served. Under a flood a process with no bearer cannot lock the agent
+//! out: while connections that hold no live bearer pour in — idle ones,
 //! ones trickling their headers, ones sending wrong bearers, at up to 1,000
 //! new connections per second — a client with a live bearer making calls on
 //! fresh connections gets at least 99% of them answered, each within 1 s;
@@ -19,23 +22,24 @@ use support::*;
 /// How long the flood and the legitimate client run.
 const FLOOD_FOR: Duration = Duration::from_secs(3);
 
+/// While connections without a live bearer flood in, a client with one
+/// gets 99% of its calls on fresh connections answered within 1 s, and an
+/// idle authenticated keep-alive connection is never shed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authenticated_clients_win_against_a_flood() {
-    let host = host_with(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         // A window of 128 accepts: ~128 ms at the flood's rate, far above
         // the ~1 ms a client needs, even on a loaded machine.
         max_connections: 128,
         ..ToolHostConfig::default()
     })
     .await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
 
     // A keep-alive connection that authenticates before the flood and then
     // idles for a second between calls.
-    let mut keep_alive = Conn::open(addr).await;
-    let ping = post(addr, &bearer, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    let mut keep_alive = fx.conn().await;
+    let ping = fx.post(PING);
     assert_eq!(keep_alive.send(&ping).await.status, 200);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -84,5 +88,84 @@ async fn authenticated_clients_win_against_a_flood() {
     assert!(
         stats.wrong_bearer_401s.load(Ordering::Relaxed) > 0,
         "wrong bearers get a 401 and a close"
+    );
+}
+
+/// Connections beyond `max_connections` are closed at once; the connections
+/// already open keep being served, and capacity returns when they close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_limit() {
+    let fx = Fixture::with(ToolHostConfig {
+        max_connections: 2,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let ping = fx.post(PING);
+    let mut a = fx.conn().await;
+    let mut b = fx.conn().await;
+    assert_eq!(a.send(&ping).await.status, 200);
+    assert_eq!(b.send(&ping).await.status, 200);
+    let mut excess = fx.conn().await;
+    excess.write(&ping).await;
+    assert!(
+        tokio::time::timeout(STEP, excess.read_response_unbounded())
+            .await
+            .expect("closed promptly")
+            .is_none(),
+        "the excess connection is closed without a response"
+    );
+    assert_eq!(
+        a.send(&ping).await.status,
+        200,
+        "open connections are still served"
+    );
+    drop(a);
+    // The freed permit comes back once the server sees the close.
+    let mut served = false;
+    for _ in 0..50 {
+        let mut c = fx.conn().await;
+        c.write(&ping).await;
+        if let Ok(Some(r)) = tokio::time::timeout(STEP, c.read_response_unbounded()).await {
+            assert_eq!(r.status, 200);
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(served, "capacity returned after a connection closed");
+}
+
+/// A flood of idle connections past the limit is refused at accept, while
+/// an existing keep-alive connection of a live session keeps being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_flood_keeps_live_sessions_served() {
+    let fx = Fixture::with(ToolHostConfig {
+        max_connections: 8,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let mut live = fx.conn().await;
+    let ping = fx.post(PING);
+    assert_eq!(live.send(&ping).await.status, 200);
+    let mut flood = Vec::new();
+    for _ in 0..64 {
+        flood.push(fx.conn().await);
+    }
+    for _ in 0..5 {
+        assert_eq!(live.send(&ping).await.status, 200);
+    }
+    // Most of the flood was closed at once (at most the 7 free slots hold).
+    let mut closed = 0;
+    for conn in &mut flood {
+        if tokio::time::timeout(Duration::from_millis(200), conn.closed_by_server())
+            .await
+            .unwrap_or(false)
+        {
+            closed += 1;
+        }
+    }
+    assert!(
+        closed >= 64 - 7,
+        "only {closed} of 64 excess connections were refused"
     );
 }

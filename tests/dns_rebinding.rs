@@ -6,38 +6,32 @@ mod support;
 use embacle_tool_host::ToolHostConfig;
 use support::*;
 
+/// A ping with these `Host` and `Origin` headers, if any, and the bearer.
 fn request(host_header: Option<&str>, origin: Option<&str>, bearer: &str) -> Vec<u8> {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let mut r = String::from("POST /mcp HTTP/1.1\r\n");
-    if let Some(h) = host_header {
-        r.push_str(&format!("Host: {h}\r\n"));
-    }
-    if let Some(o) = origin {
-        r.push_str(&format!("Origin: {o}\r\n"));
-    }
-    r.push_str(&format!(
-        "Authorization: Bearer {bearer}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    ));
-    r.into_bytes()
+    let auth = format!("Bearer {bearer}");
+    let mut headers = vec![];
+    headers.extend(host_header.map(|h| ("Host", h)));
+    headers.extend(origin.map(|o| ("Origin", o)));
+    headers.extend([
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ]);
+    support::request("POST /mcp HTTP/1.1", &headers, Some(PING))
 }
 
 /// Loopback names with the bound port pass; anything else is 403 — even with
 /// a valid bearer, and even without one (the 403 comes first).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_header_must_name_this_listener() {
-    let host = host().await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let port = addr.port();
-    let bearer = bearer_of(&session);
+    let fx = Fixture::new().await;
+    let (addr, port, bearer) = (fx.addr, fx.addr.port(), &fx.bearer);
     for ok in [
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         format!("LOCALHOST:{port}"),
         format!("[::1]:{port}"),
     ] {
-        let r = send_once(addr, &request(Some(&ok), None, &bearer)).await;
+        let r = send_once(addr, &request(Some(&ok), None, bearer)).await;
         assert_eq!(r.status, 200, "{ok}");
     }
     let other_port = port.wrapping_add(1);
@@ -54,12 +48,12 @@ async fn host_header_must_name_this_listener() {
         format!("localhost:{port}.evil.example"),
         String::new(),
     ] {
-        let r = send_once(addr, &request(Some(&bad), None, &bearer)).await;
+        let r = send_once(addr, &request(Some(&bad), None, bearer)).await;
         assert_eq!((r.status, r.error_code()), (403, -32600), "{bad:?}");
         let r = send_once(addr, &request(Some(&bad), None, "")).await;
         assert_eq!(r.status, 403, "{bad:?} without a bearer: 403 before 401");
     }
-    let r = send_once(addr, &request(None, None, &bearer)).await;
+    let r = send_once(addr, &request(None, None, bearer)).await;
     assert_eq!(r.status, 403, "no Host header");
 }
 
@@ -67,10 +61,8 @@ async fn host_header_must_name_this_listener() {
 /// `null` included; a request without Origin (what agents send) passes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn origins_refused_by_default() {
-    let host = host().await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
+    let fx = Fixture::new().await;
+    let (addr, bearer) = (fx.addr, &fx.bearer);
     let h = addr.to_string();
     let port = addr.port();
     let other_port = port.wrapping_add(1);
@@ -83,12 +75,12 @@ async fn origins_refused_by_default() {
         &format!("http://{h}/"),
         "http://localhost",
     ] {
-        let r = send_once(addr, &request(Some(&h), Some(origin), &bearer)).await;
+        let r = send_once(addr, &request(Some(&h), Some(origin), bearer)).await;
         assert_eq!(r.status, 403, "{origin}");
-        assert!(String::from_utf8_lossy(&r.body).contains("Origin"));
+        assert!(r.text().contains("Origin"));
     }
     assert_eq!(
-        send_once(addr, &request(Some(&h), None, &bearer))
+        send_once(addr, &request(Some(&h), None, bearer))
             .await
             .status,
         200
@@ -98,37 +90,22 @@ async fn origins_refused_by_default() {
 /// A configured Origin passes (case-insensitively); others stay refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configured_origin_allowed() {
-    let host = host_with(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         allowed_origins: vec!["http://localhost:3000".to_owned()],
         ..ToolHostConfig::default()
     })
     .await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let h = addr.to_string();
-    for ok in ["http://localhost:3000", "HTTP://LOCALHOST:3000"] {
-        assert_eq!(
-            send_once(addr, &request(Some(&h), Some(ok), &bearer))
-                .await
-                .status,
-            200,
-            "{ok}"
-        );
-    }
-    for bad in [
-        "http://localhost:3001",
-        "https://localhost:3000",
-        "http://localhost:3000/",
-        "null",
+    let (h, bearer) = (fx.addr.to_string(), &fx.bearer);
+    for (origin, status) in [
+        ("http://localhost:3000", 200),
+        ("HTTP://LOCALHOST:3000", 200),
+        ("http://localhost:3001", 403),
+        ("https://localhost:3000", 403),
+        ("http://localhost:3000/", 403),
+        ("null", 403),
     ] {
-        assert_eq!(
-            send_once(addr, &request(Some(&h), Some(bad), &bearer))
-                .await
-                .status,
-            403,
-            "{bad}"
-        );
+        let r = fx.send(&request(Some(&h), Some(origin), bearer)).await;
+        assert_eq!(r.status, status, "{origin}");
     }
 }
 
@@ -138,44 +115,30 @@ async fn configured_origin_allowed() {
 /// `notifications/initialized`; and, in 2026-07-28, `server/discover`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn own_origins_allowed_by_default() {
-    let host = host().await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let port = addr.port();
-    let auth = format!("Bearer {}", bearer_of(&session));
+    let fx = Fixture::new().await;
+    let (addr, port, auth) = (fx.addr, fx.addr.port(), fx.auth());
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"conformance-dns-rebinding-test","version":"1.0.0"}}}"#;
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"conformance-dns-rebinding-test","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     for name in ["127.0.0.1", "localhost", "[::1]"] {
         let authority = format!("{name}:{port}");
         let origin = format!("http://{authority}");
-        let legacy = |body: &str, method: &str| {
-            post_as(
-                &authority,
-                &[
-                    ("Origin", &origin),
-                    ("MCP-Protocol-Version", "2025-11-25"),
-                    ("Mcp-Method", method),
-                    ("Authorization", &auth),
-                ],
-                body,
-            )
+        let from_origin = |version: &str, method: &str, body: &str| {
+            let headers = [
+                ("Origin", origin.as_str()),
+                ("MCP-Protocol-Version", version),
+                ("Mcp-Method", method),
+                ("Authorization", auth.as_str()),
+            ];
+            post_as(&authority, &headers, body)
         };
+        let legacy = |body, method| from_origin("2025-11-25", method, body);
         let r = send_once(addr, &legacy(initialize, "initialize")).await;
         assert_eq!(r.status, 200, "{origin}: {:?}", r.json());
         assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
         let r = send_once(addr, &legacy(initialized, "notifications/initialized")).await;
         assert_eq!(r.status, 202, "{origin}");
-        let modern = post_as(
-            &authority,
-            &[
-                ("Origin", &origin),
-                ("MCP-Protocol-Version", "2026-07-28"),
-                ("Mcp-Method", "server/discover"),
-                ("Authorization", &auth),
-            ],
-            discover,
-        );
+        let modern = from_origin(MODERN, "server/discover", discover);
         let r = send_once(addr, &modern).await;
         assert_eq!(r.status, 200, "{origin}: {:?}", r.json());
         assert_eq!(r.json()["result"]["resultType"], "complete");
@@ -190,4 +153,32 @@ async fn own_origins_allowed_by_default() {
         initialize,
     );
     assert_eq!(send_once(addr, &evil).await.status, 403);
+}
+
+/// Other spellings of the loopback address in Host are refused: only the
+/// canonical `127.0.0.1`, `localhost` and `[::1]` (with the bound port) pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_spellings() {
+    let fx = Fixture::new().await;
+    let port = fx.addr.port();
+    for (host_value, status) in [
+        (format!("[::1]:{port}"), 200),
+        (format!("[0:0:0:0:0:0:0:1]:{port}"), 403),
+        ("[::1]".to_owned(), 403),
+        (format!("::1:{port}"), 403),
+        (format!("2130706433:{port}"), 403),
+        (format!("0x7f.0.0.1:{port}"), 403),
+        (format!("127.1:{port}"), 403),
+        (format!("localhost:0{port}"), 403),
+        (format!("localhost:{port} "), 200), // trailing whitespace is not part of a header value
+        (format!("user@localhost:{port}"), 403),
+    ] {
+        assert_eq!(
+            fx.send(&request(Some(&host_value), None, &fx.bearer))
+                .await
+                .status,
+            status,
+            "{host_value:?}"
+        );
+    }
 }

@@ -1,119 +1,31 @@
-//! Long tool calls over real HTTP: progress on SSE, cancellation by
-//! notification, by guard drop and by disconnect, deadlines, shutdown.
+//! Long tool calls over real HTTP: progress on SSE, keep-alive comments,
+//! cancellation by notification, by guard drop and by disconnect (in both
+//! eras), and the call deadline. (A shutdown during a streaming call is in
+//! `shutdown.rs`.)
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use embacle_tool_host::{CancelSignal, Tool, ToolCall, ToolHostConfig, ToolOutcome, ToolSurface};
+use embacle_tool_host::{StaticSurface, Tool, ToolHostConfig};
 use serde_json::{json, Value};
 use support::*;
-
-/// A surface of slow tools that use the call context.
-#[derive(Default)]
-struct Slow {
-    started: tokio::sync::Notify,
-    /// Raised when a `hang` call's future is dropped.
-    dropped: AtomicBool,
-    /// The last `hang` call's cancellation signal, for detached work.
-    signal: Mutex<Option<CancelSignal>>,
-    calls: AtomicUsize,
-}
-
-struct SetOnDrop<'a>(&'a AtomicBool);
-impl Drop for SetOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
-impl ToolSurface for Slow {
-    async fn list_tools(&self) -> Arc<[Tool]> {
-        ["count", "hang", "quiet"]
-            .map(|n| Tool::new(n, "", json!({"type": "object"})).unwrap())
-            .to_vec()
-            .into()
-    }
-
-    async fn call(&self, _: &str, _: &Value) -> ToolOutcome {
-        unreachable!("call_with is overridden")
-    }
-
-    async fn call_with(&self, call: ToolCall<'_>) -> ToolOutcome {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        match call.name() {
-            // Three progress reports 60 ms apart (well above the 25 ms rate
-            // limit), one that goes backwards (dropped), then the result.
-            "count" => {
-                for step in 1..=3 {
-                    call.progress(f64::from(step), Some(3.0), Some(&format!("step {step}")));
-                    if step == 2 {
-                        call.progress(1.5, Some(3.0), None);
-                    }
-                    tokio::time::sleep(Duration::from_millis(60)).await;
-                }
-                ToolOutcome::text("counted")
-            }
-            "hang" => {
-                let _guard = SetOnDrop(&self.dropped);
-                *self.signal.lock().unwrap() = Some(call.cancellation());
-                self.started.notify_one();
-                std::future::pending::<()>().await;
-                ToolOutcome::text("never")
-            }
-            // Silent for 350 ms: long enough for keep-alive comments.
-            "quiet" => {
-                tokio::time::sleep(Duration::from_millis(350)).await;
-                ToolOutcome::text("done quietly")
-            }
-            _ => ToolOutcome::failed("unknown"),
-        }
-    }
-}
-
-fn call_with_token(id: i64, name: &str, token: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": name, "arguments": {}, "_meta": {"progressToken": token}}})
-    .to_string()
-}
-
-async fn setup(
-    config: ToolHostConfig,
-) -> (
-    embacle_tool_host::ToolHost,
-    embacle_tool_host::ToolSession,
-    Arc<Slow>,
-) {
-    let host = host_with(config).await;
-    let surface = Arc::new(Slow::default());
-    let session = host.open_session(surface.clone()).unwrap();
-    (host, session, surface)
-}
 
 /// With a progress token and SSE accepted, the response is an event stream:
 /// three strictly increasing progress events carrying the token, then the
 /// final response, then the end of the stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_streams_then_result() {
-    let (host, session, _) = setup(ToolHostConfig::default()).await;
-    let addr = host.local_addr();
-    let mut conn = Conn::open(addr).await;
+    let fx = Fixture::new().await;
+    let mut conn = fx.conn().await;
     let mut stream = conn
-        .send_streaming(&post(
-            addr,
-            &bearer_of(&session),
-            &call_with_token(7, "count", json!("tok-1")),
-        ))
+        .send_streaming(&fx.post(&call_with_token(7, "count", json!("tok-1")).to_string()))
         .await;
     assert_eq!(stream.status, 200);
     assert_eq!(stream.header("content-type"), Some("text/event-stream"));
     assert_eq!(stream.header("x-accel-buffering"), Some("no"));
-    let mut events = Vec::new();
-    while let Some(event) = stream.next_event().await {
-        events.push(event_json(&event));
-    }
+    let events: Vec<Value> = stream.rest().await.iter().map(|e| event_json(e)).collect();
     assert_eq!(events.len(), 4, "{events:?}");
     let mut last = 0.0;
     for (i, event) in events[..3].iter().enumerate() {
@@ -131,14 +43,10 @@ async fn progress_streams_then_result() {
         events[3],
         json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "counted"}]}})
     );
-    assert_eq!(session.calls_served(), 1);
+    assert_eq!(fx.session().calls_served(), 1);
     // The connection stays usable after the stream.
     let r = conn
-        .send(&post(
-            addr,
-            &bearer_of(&session),
-            r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#,
-        ))
+        .send(&fx.post(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#))
         .await;
     assert_eq!(r.status, 200);
 }
@@ -147,55 +55,51 @@ async fn progress_streams_then_result() {
 /// response stays plain JSON.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_token_or_no_sse_means_plain_json() {
-    let (host, session, _) = setup(ToolHostConfig::default()).await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let r = rpc(addr, &bearer, call_body(1, "count", json!({}))).await;
+    let fx = Fixture::new().await;
+    let r = fx.call(1, "count", json!({})).await;
     assert_eq!(r.header("content-type"), Some("application/json"));
-    assert_eq!(r.json()["result"]["content"][0]["text"], "counted");
-    let body = call_with_token(2, "count", json!(5));
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let r = send_once(addr, request.as_bytes()).await;
+    assert_eq!(r.first_text(), "counted");
+    let body = call_with_token(2, "count", json!(5)).to_string();
+    let (host, auth) = (fx.addr.to_string(), fx.auth());
+    let headers = [
+        ("Host", host.as_str()),
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json"),
+    ];
+    let r = fx
+        .send(&request("POST /mcp HTTP/1.1", &headers, Some(&body)))
+        .await;
     assert_eq!(r.header("content-type"), Some("application/json"));
-    assert_eq!(r.json()["result"]["content"][0]["text"], "counted");
-    assert_eq!(session.calls_served(), 2);
+    assert_eq!(r.first_text(), "counted");
+    assert_eq!(fx.session().calls_served(), 2);
 }
 
-/// Long silences on a stream get `:` keep-alive comments.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// Long silences on a stream get `:` keep-alive comments: one every
+/// `sse_keep_alive` of silence, exactly.
+// Paused clock: the `quiet` tool sleeps and the client only reads, so the
+// comments fall at exactly 100, 200 and 300 ms of the tool's 350.
+#[tokio::test(start_paused = true)]
 async fn keep_alive_comments_on_silence() {
-    let (host, session, _) = setup(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         sse_keep_alive: Duration::from_millis(100),
         ..ToolHostConfig::default()
     })
     .await;
-    let addr = host.local_addr();
-    let mut conn = Conn::open(addr).await;
+    let mut conn = fx.conn().await;
     let mut stream = conn
-        .send_streaming(&post(
-            addr,
-            &bearer_of(&session),
-            &call_with_token(1, "quiet", json!(1)),
-        ))
+        .send_streaming(&fx.post(&call_with_token(1, "quiet", json!(1)).to_string()))
         .await;
-    let mut comments = 0;
-    let mut last = None;
-    while let Some(event) = stream.next_event().await {
-        if event.starts_with(':') {
-            comments += 1;
-        } else {
-            last = Some(event_json(&event));
-        }
-    }
+    let events = stream.rest().await;
+    let comments = events.iter().filter(|e| e.starts_with(':')).count();
     assert!(
         comments >= 2,
         "{comments} keep-alive comments in 350 ms at 100 ms"
     );
+    assert_eq!(comments, 3, "one per 100 ms of the 350 ms silence");
+    let last = events.iter().rfind(|e| !e.starts_with(':')).unwrap();
     assert_eq!(
-        last.unwrap()["result"]["content"][0]["text"],
+        event_json(last)["result"]["content"][0]["text"],
         "done quietly"
     );
 }
@@ -205,14 +109,9 @@ async fn keep_alive_comments_on_silence() {
 /// is answered 202; so is the call itself, with no JSON-RPC response.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_by_notification() {
-    let (host, session, surface) = setup(ToolHostConfig::default()).await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let started = surface.started.notified();
-    let call = {
-        let bearer = bearer.clone();
-        tokio::spawn(async move { rpc(addr, &bearer, call_body(41, "hang", json!({}))).await })
-    };
+    let fx = Fixture::new().await;
+    let started = fx.surface.hang_started.notified();
+    let call = fx.spawn_call(41, "hang", json!({}));
     within(started).await;
     // Ignored: wrong id type, unknown id, malformed params.
     for params in [
@@ -221,13 +120,15 @@ async fn cancellation_by_notification() {
         json!({"requestId": null}),
         json!([]),
     ] {
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
-        assert_eq!(rpc(addr, &bearer, note).await.status, 202);
+        assert_eq!(fx.rpc(cancelled(params)).await.status, 202);
     }
-    assert!(!surface.dropped.load(Ordering::SeqCst));
-    assert_eq!(host.calls_in_flight(), 1);
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41, "reason": "user aborted"}});
-    let r = rpc(addr, &bearer, note).await;
+    assert!(!fx.surface.hang_was_dropped());
+    assert_eq!(fx.host.calls_in_flight(), 1);
+    let r = fx
+        .rpc(cancelled(
+            json!({"requestId": 41, "reason": "user aborted"}),
+        ))
+        .await;
     assert_eq!((r.status, r.body.len()), (202, 0));
     let r = within(call).await.unwrap();
     assert_eq!(
@@ -236,84 +137,106 @@ async fn cancellation_by_notification() {
         "a cancelled request gets no response"
     );
     assert!(
-        surface.dropped.load(Ordering::SeqCst),
+        fx.surface.hang_was_dropped(),
         "the surface's future was dropped"
     );
-    assert!(surface
-        .signal
-        .lock()
-        .unwrap()
-        .as_ref()
-        .unwrap()
-        .is_cancelled());
-    assert_eq!(host.calls_in_flight(), 0);
-    assert_eq!(session.calls_served(), 0);
+    assert!(fx.surface.hang_was_cancelled());
+    assert_eq!(fx.host.calls_in_flight(), 0);
+    assert_eq!(fx.session().calls_served(), 0);
     // A cancellation for a finished call is ignored.
-    let note =
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41}});
-    assert_eq!(rpc(addr, &bearer, note).await.status, 202);
+    let r = fx.rpc(cancelled(json!({"requestId": 41}))).await;
+    assert_eq!(r.status, 202);
 }
 
 /// Another session's bearer cannot cancel this session's call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_is_per_session() {
-    let (host, session, surface) = setup(ToolHostConfig::default()).await;
-    let other = host.open_session(Arc::new(Slow::default())).unwrap();
-    let addr = host.local_addr();
-    let started = surface.started.notified();
-    let bearer = bearer_of(&session);
-    let call =
-        tokio::spawn(async move { rpc(addr, &bearer, call_body(5, "hang", json!({}))).await });
+    let mut fx = Fixture::new().await;
+    let other = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let started = fx.surface.hang_started.notified();
+    let call = fx.spawn_call(5, "hang", json!({}));
     within(started).await;
-    let note =
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}});
-    assert_eq!(rpc(addr, &bearer_of(&other), note).await.status, 202);
+    let note = cancelled(json!({"requestId": 5}));
+    assert_eq!(rpc(fx.addr, &bearer_of(&other), note).await.status, 202);
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(
-        !surface.dropped.load(Ordering::SeqCst),
+        !fx.surface.hang_was_dropped(),
         "not cancelled by another session"
     );
-    drop(session); // cancels it
+    fx.revoke(); // cancels it
     assert_eq!(within(call).await.unwrap().status, 202);
-    assert!(surface.dropped.load(Ordering::SeqCst));
+    assert!(fx.surface.hang_was_dropped());
 }
 
 /// Dropping the guard ends a streaming call's stream without a response.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guard_drop_ends_a_stream() {
-    let (host, session, surface) = setup(ToolHostConfig::default()).await;
-    let addr = host.local_addr();
-    let mut conn = Conn::open(addr).await;
-    let started = surface.started.notified();
-    let mut stream = conn
-        .send_streaming(&post(
-            addr,
-            &bearer_of(&session),
-            &call_with_token(1, "hang", json!("t")),
-        ))
-        .await;
+    let mut fx = Fixture::new().await;
+    let mut conn = fx.conn().await;
+    let started = fx.surface.hang_started.notified();
+    let request = fx.post(&call_with_token(1, "hang", json!("t")).to_string());
+    let mut stream = conn.send_streaming(&request).await;
     within(started).await;
-    drop(session);
+    fx.revoke();
     assert_eq!(stream.next_event().await, None, "nothing more is sent");
-    assert!(surface.dropped.load(Ordering::SeqCst));
-    assert_eq!(host.calls_in_flight(), 0);
+    assert!(fx.surface.hang_was_dropped());
+    assert_eq!(fx.host.calls_in_flight(), 0);
+}
+
+/// A client that disconnects mid-call (legacy era) has its tool's future
+/// dropped: nobody is left to answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_mid_call_drops_the_tool() {
+    let fx = Fixture::new().await;
+    let mut conn = fx.conn().await;
+    conn.write(&fx.post(&call_body(1, "hang", json!({})).to_string()))
+        .await;
+    wait_until("the call starts", || fx.surface.calls() > 0).await;
+    drop(conn);
+    wait_until("the tool future is dropped with its connection", || {
+        fx.surface.hang_was_dropped()
+    })
+    .await;
+    assert_eq!(fx.host.calls_in_flight(), 0);
+}
+
+/// Closing the connection cancels the call (2026-07-28 era): the tool's
+/// future is dropped promptly, and nothing more is sent for that request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_drops_the_tool_future() {
+    let fx = Fixture::new().await;
+    let body = modern_body(1, "tools/call", json!({"name": "hang"}));
+    let mut conn = fx.conn().await;
+    let started = fx.surface.hang_started.notified();
+    conn.write(&fx.modern_request(&body)).await;
+    within(started).await;
+    assert!(!fx.surface.hang_was_dropped());
+    drop(conn);
+    wait_until("the tool future is dropped after the disconnect", || {
+        fx.surface.hang_was_dropped()
+    })
+    .await;
+    assert_eq!(
+        fx.session().calls_served(),
+        0,
+        "a cancelled call is not served"
+    );
 }
 
 /// A call past `call_timeout` is cancelled and answered -32603 naming the
-/// limit.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// limit, at the limit exactly.
+// Paused clock: the `hang` tool never finishes and the client waits, so
+// the deadline fires after exactly 200 ms of virtual time.
+#[tokio::test(start_paused = true)]
 async fn deadline_expiry() {
-    let (host, session, surface) = setup(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         call_timeout: Some(Duration::from_millis(200)),
         ..ToolHostConfig::default()
     })
     .await;
-    let r = rpc(
-        host.local_addr(),
-        &bearer_of(&session),
-        call_body(3, "hang", json!({})),
-    )
-    .await;
+    let began = tokio::time::Instant::now();
+    let r = fx.call(3, "hang", json!({})).await;
+    assert_eq!(began.elapsed(), Duration::from_millis(200));
     assert_eq!((r.status, r.error_code()), (200, -32603));
     let error = &r.json()["error"];
     assert_eq!(
@@ -321,67 +244,36 @@ async fn deadline_expiry() {
         "tool hang exceeded the call time limit of 200ms"
     );
     assert_eq!(error["data"]["timeLimitMs"], 200);
-    assert!(surface.dropped.load(Ordering::SeqCst));
-    assert!(surface
-        .signal
-        .lock()
-        .unwrap()
-        .as_ref()
-        .unwrap()
-        .is_cancelled());
-    assert_eq!(host.calls_in_flight(), 0);
-}
-
-/// A graceful shutdown during a streaming call gives it the drain deadline,
-/// then cancels it; nothing leaks: calls in flight back to zero, and the
-/// session count back to zero once the guard goes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_during_a_streaming_call() {
-    let (host, session, surface) = setup(ToolHostConfig::default()).await;
-    let addr = host.local_addr();
-    let mut conn = Conn::open(addr).await;
-    let started = surface.started.notified();
-    let mut stream = conn
-        .send_streaming(&post(
-            addr,
-            &bearer_of(&session),
-            &call_with_token(1, "hang", json!("t")),
-        ))
-        .await;
-    within(started).await;
-    assert_eq!(host.calls_in_flight(), 1);
-    let err = within(host.shutdown_graceful(Duration::from_millis(200)))
-        .await
-        .unwrap_err();
-    assert!(err.is_timeout());
-    assert_eq!(stream.next_event().await, None);
-    assert!(surface.dropped.load(Ordering::SeqCst));
-    assert!(surface
-        .signal
-        .lock()
-        .unwrap()
-        .as_ref()
-        .unwrap()
-        .is_cancelled());
-    assert_eq!(host.calls_in_flight(), 0);
-    drop(session);
-    assert_eq!(host.open_sessions(), 0);
+    assert!(fx.surface.hang_was_dropped());
+    assert!(fx.surface.hang_was_cancelled());
+    assert_eq!(fx.host.calls_in_flight(), 0);
 }
 
 /// Plain surfaces (only `call`) still work through the default `call_with`,
 /// with and without progress tokens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_surfaces_unchanged() {
-    let host = host().await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    // StaticSurface implements only `call`: the trait's default `call_with`
+    // serves it.
+    let echo = Tool::new("echo", "", json!({"type": "object"})).unwrap();
+    let plain = StaticSurface::new(vec![echo], |_: String, args: Value| async move {
+        Ok::<_, String>(args["text"].clone())
+    })
+    .unwrap();
+    let fx = Fixture::serving(ToolHostConfig::default(), Arc::new(plain)).await;
+    // Without a token: plain JSON.
+    let r = fx.call(1, "echo", json!({"text": "plain"})).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.first_text(), "plain");
+    // With one: an event stream whose only event is the result.
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                       "params": {"name": "echo", "arguments": {"text": "plain"}, "_meta": {"progressToken": "p"}}});
-    let mut conn = Conn::open(addr).await;
-    let mut stream = conn
-        .send_streaming(&post(addr, &bearer_of(&session), &body.to_string()))
-        .await;
+    let mut conn = fx.conn().await;
+    let mut stream = conn.send_streaming(&fx.post(&body.to_string())).await;
+    assert_eq!(stream.header("content-type"), Some("text/event-stream"));
     let event = stream.next_event().await.unwrap();
     assert_eq!(event_json(&event)["result"]["content"][0]["text"], "plain");
     assert_eq!(stream.next_event().await, None);
+    assert_eq!(fx.session().calls_served(), 2);
 }

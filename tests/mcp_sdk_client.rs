@@ -9,52 +9,23 @@
 //!   automatic mode (`auto`: server/discover first, `initialize` if refused;
 //!   this host answers discover, so auto settles on 2026-07-28).
 //!
+//! With their list-changed handling on, both clients also follow the
+//! `gated_tools` example's surface as it changes mid-session: told by
+//! `notifications/tools/list_changed` (v1 on the GET stream, v2 on
+//! `subscriptions/listen`), they re-list on their own and call the tool
+//! that appeared.
+//!
 //! Needs Node.js. `.ci/run` installs the pinned packages with `npm ci`; when
 //! they are missing this test runs `npm ci` itself, so `cargo test` works on
 //! a fresh machine that has Node and the npm registry.
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-
 use embacle_tool_host::ToolHostConfig;
-use serde_json::{json, Value};
+use serde_json::json;
+use support::processes::{client_dir, ensure_installed, next_step, node_client, RunningExample};
 use support::*;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
-
-fn client_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(name)
-}
-
-/// Installs the pinned SDK when `node_modules` is absent.
-async fn ensure_installed(dir: &Path, package: &str) {
-    let installed = dir.join("node_modules").join(package).join("package.json");
-    if installed.exists() {
-        return;
-    }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(dir)
-        .status()
-        .await
-        .expect("npm must be installed to run the TypeScript SDK test");
-    assert!(status.success(), "npm ci failed in {}", dir.display());
-}
-
-/// Reads the next JSON line the client prints, failing on its error step.
-async fn next_step(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Value {
-    let line = within(lines.next_line())
-        .await
-        .expect("read client stdout")
-        .expect("client exited early");
-    let value: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"));
-    assert_ne!(value["step"], "error", "client failed: {value}");
-    value
-}
+use tokio::io::AsyncWriteExt;
 
 /// The v1 SDK client, legacy era.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,42 +66,16 @@ async fn typescript_sdk_v2_client_auto() {
 /// The whole conversation, with host-side counts checked.
 async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str) {
     let dir = client_dir(client);
-    // Two tests may install the same directory at once; serialize them.
-    static INSTALL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    let installing = INSTALL.lock().await;
-    tokio::time::timeout(
-        std::time::Duration::from_secs(300),
-        ensure_installed(&dir, package),
-    )
-    .await
-    .expect("npm ci took over 5 minutes");
-    drop(installing);
-    let host = host_with(ToolHostConfig {
+    ensure_installed(&dir, package).await;
+    let mut fx = Fixture::with(ToolHostConfig {
         server_name: "dravr".to_owned(),
         ..ToolHostConfig::default()
     })
     .await;
-    let surface = RecordingSurface::new();
-    let session = host.open_session(surface.clone()).unwrap();
-    let servers = session.mcp_servers();
-    let entry = &servers.entries()[0];
-    let mut command = Command::new("node");
-    if let Some(mode) = mode {
-        command.env("MCP_MODE", mode);
-    }
-    let mut child = command
-        .arg("client.mjs")
-        .current_dir(&dir)
-        .env("MCP_URL", entry.url())
-        .env("MCP_BEARER", bearer_of(&session))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node must be installed to run the TypeScript SDK test");
+    let url = fx.session().mcp_servers().entries()[0].url().to_owned();
+    let env: Vec<(&str, &str)> = mode.iter().map(|mode| ("MCP_MODE", *mode)).collect();
+    let (mut child, mut lines) = node_client(&dir, "client.mjs", &url, &fx.bearer, &env);
     let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
 
     let connected = next_step(&mut lines).await;
     assert_eq!(connected["step"], "connected");
@@ -163,13 +108,10 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     assert_eq!(refuse["isError"], true);
     assert_eq!(
         refuse["content"][0],
-        json!({"type": "text", "text": "daily quota reached"})
+        json!({"type": "text", "text": REFUSAL})
     );
-    assert_eq!(
-        refuse["structuredContent"],
-        json!({"quota": 10, "resetsInSeconds": 3600})
-    );
-    assert_eq!(session.calls_served(), 2);
+    assert_eq!(refuse["structuredContent"], refusal_payload());
+    assert_eq!(fx.session().calls_served(), 2);
 
     if client == "sdk-client" {
         // Progress reached onprogress, in order, before the result.
@@ -194,18 +136,16 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
             (json!("aborted"), json!(true))
         );
         wait_until("the host cancels the aborted call", || {
-            surface
-                .hang_dropped
-                .load(std::sync::atomic::Ordering::SeqCst)
+            fx.surface.hang_was_dropped()
         })
         .await;
-        assert_eq!(host.calls_in_flight(), 0);
-        assert_eq!(session.calls_served(), 3);
+        assert_eq!(fx.host.calls_in_flight(), 0);
+        assert_eq!(fx.session().calls_served(), 3);
     }
 
     let ready = next_step(&mut lines).await;
     assert_eq!(ready["step"], "ready_to_revoke");
-    drop(session);
+    fx.revoke();
     within(stdin.write_all(b"revoked\n")).await.unwrap();
 
     let after = next_step(&mut lines).await;
@@ -223,5 +163,67 @@ async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str
     } else {
         &["echo", "refuse"]
     };
-    assert_eq!(surface.seen.lock().unwrap().as_slice(), expected);
+    assert_eq!(fx.surface.seen.lock().unwrap().as_slice(), expected);
+}
+
+/// The v1 SDK client with its list-changed handling on, against the
+/// `gated_tools` example (legacy era: the GET stream).
+#[cfg(unix)] // the example is stopped with SIGTERM
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_v1_client_follows_list_changes() {
+    follow_list_changes("sdk-client", "@modelcontextprotocol/sdk", None).await;
+}
+
+/// The v2 SDK client pinned to 2026-07-28, with its list-changed handling
+/// on, against the `gated_tools` example (`subscriptions/listen`).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_v2_client_follows_list_changes() {
+    follow_list_changes(
+        "sdk-client-v2",
+        "@modelcontextprotocol/client",
+        Some("modern"),
+    )
+    .await;
+}
+
+/// The client sees `end_interview` only; calling it withdraws it and adds
+/// `submit_verdict`, and the client, told of the change, re-lists on its
+/// own and calls the new tool.
+#[cfg(unix)]
+async fn follow_list_changes(client: &str, package: &str, era: Option<&str>) {
+    let dir = client_dir(client);
+    ensure_installed(&dir, package).await;
+    let example = RunningExample::start("gated_tools").await;
+    let (_child, mut lines) =
+        node_client(&dir, "list_changed.mjs", &example.url, &example.bearer, &[]);
+    let connected = next_step(&mut lines).await;
+    assert_eq!(
+        connected["capabilities"],
+        json!({"tools": {"listChanged": true}})
+    );
+    if let Some(era) = era {
+        assert_eq!(connected["era"], era);
+    }
+    assert_eq!(
+        next_step(&mut lines).await["names"],
+        json!(["end_interview"])
+    );
+    let ended = next_step(&mut lines).await;
+    assert_eq!(
+        (ended["step"].clone(), ended["isError"].clone()),
+        (json!("end_interview"), json!(false))
+    );
+    let relisted = next_step(&mut lines).await;
+    assert_eq!(relisted["step"], "relisted");
+    assert_eq!(
+        relisted["names"],
+        json!(["submit_verdict"]),
+        "withdrawn and added"
+    );
+    let verdict = next_step(&mut lines).await;
+    assert_eq!(verdict["step"], "submit_verdict");
+    assert_eq!(verdict["structuredContent"], json!({"recorded": "hire"}));
+    assert_eq!(next_step(&mut lines).await["step"], "done");
+    example.stop().await;
 }

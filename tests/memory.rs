@@ -28,7 +28,7 @@ const STALL: Duration = Duration::from_secs(1);
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_worst_case_responses_stay_within_the_bound() {
-    let host = host_with(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         max_body_bytes: MAX_BODY,
         max_parsed_bytes: MAX_PARSED,
         max_header_bytes: MAX_HEADER,
@@ -37,13 +37,11 @@ async fn unread_worst_case_responses_stay_within_the_bound() {
         ..ToolHostConfig::default()
     })
     .await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let body = worst_echo_body(MAX_BODY, MAX_PARSED);
-    let request = post(addr, &bearer_of(&session), &body);
+    let addr = fx.addr;
+    let request = fx.post(&worst_echo_body(MAX_BODY, MAX_PARSED));
     // Warm up once (reading the answer), so lazily built state is counted
     // in the baseline rather than in the peak.
-    let answer = send_once(addr, &request).await;
+    let answer = fx.send(&request).await;
     assert_eq!(answer.status, 200);
     let full_answer = answer.body.len();
     let baseline = rss();
@@ -60,7 +58,7 @@ async fn unread_worst_case_responses_stay_within_the_bound() {
     }
     // Every call ran; their answers are stuck behind unread sockets.
     wait_until("all eight calls were served", || {
-        session.calls_served() == 1 + CONNECTIONS as u64
+        fx.session().calls_served() == 1 + CONNECTIONS as u64
     })
     .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -99,5 +97,5 @@ async fn unread_worst_case_responses_stay_within_the_bound() {
             sink.len()
         );
     }
-    wait_until("no call in flight", || host.calls_in_flight() == 0).await;
+    wait_until("no call in flight", || fx.host.calls_in_flight() == 0).await;
 }

@@ -3,83 +3,31 @@
 
 mod support;
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 use support::*;
 
-const V: &str = "2026-07-28";
-
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": V,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-    })
-}
+const V: &str = MODERN;
 
 fn server_info() -> Value {
     json!({"io.modelcontextprotocol/serverInfo": {"name": "dravr", "version": env!("CARGO_PKG_VERSION")}})
-}
-
-/// A modern request body: `params` plus the `_meta` envelope.
-fn modern_body(id: i64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = meta();
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// POSTs a modern request with the headers that mirror it (Mcp-Name taken
-/// from params.name when there is one).
-async fn modern(addr: SocketAddr, bearer: &str, body: &Value) -> RawResponse {
-    let method = body["method"].as_str().unwrap().to_owned();
-    let name = body["params"]["name"].as_str().map(str::to_owned);
-    let auth = format!("Bearer {bearer}");
-    let mut headers = vec![
-        ("Authorization", auth.as_str()),
-        ("MCP-Protocol-Version", V),
-        ("Mcp-Method", method.as_str()),
-    ];
-    if let Some(name) = &name {
-        headers.push(("Mcp-Name", name.as_str()));
-    }
-    send_once(addr, &post_with(addr, &headers, &body.to_string())).await
-}
-
-async fn setup() -> (
-    embacle_tool_host::ToolHost,
-    embacle_tool_host::ToolSession,
-    Arc<RecordingSurface>,
-) {
-    let host = host_with(ToolHostConfig {
-        server_name: "dravr".to_owned(),
-        instructions: Some("Use the echo tool.".to_owned()),
-        ..ToolHostConfig::default()
-    })
-    .await;
-    let surface = RecordingSurface::new();
-    let session = host.open_session(surface.clone()).unwrap();
-    (host, session, surface)
 }
 
 /// server/discover lists every version the host speaks, tools-only
 /// capabilities, the instructions, ttlMs/cacheScope and serverInfo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discover() {
-    let (host, session, _) = setup().await;
-    let r = modern(
-        host.local_addr(),
-        &bearer_of(&session),
-        &modern_body(1, "server/discover", json!({})),
-    )
-    .await;
+    let fx = Fixture::with(dravr()).await;
+    let r = fx
+        .modern(&modern_body(1, "server/discover", json!({})))
+        .await;
     assert_eq!(r.status, 200);
     assert_eq!(
         r.json(),
         json!({"jsonrpc": "2.0", "id": 1, "result": {
-            "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+            "supportedVersions": ALL_VERSIONS,
             "capabilities": {"tools": {"listChanged": true}},
             "instructions": "Use the echo tool.",
             "resultType": "complete",
@@ -93,26 +41,15 @@ async fn discover() {
 /// tools/list carries resultType, ttlMs, a private cacheScope and serverInfo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_tools() {
-    let (host, session, _) = setup().await;
-    let r = modern(
-        host.local_addr(),
-        &bearer_of(&session),
-        &modern_body(2, "tools/list", json!({})),
-    )
-    .await;
+    let fx = Fixture::with(dravr()).await;
+    let r = fx.modern(&modern_body(2, "tools/list", json!({}))).await;
     assert_eq!(r.status, 200);
     let result = &r.json()["result"];
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["ttlMs"], 0);
     assert_eq!(result["cacheScope"], "private");
     assert_eq!(result["_meta"], server_info());
-    let names: Vec<&str> = result["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, TOOL_NAMES);
+    assert_eq!(r.tool_names(), TOOL_NAMES);
 }
 
 /// tools/call: success, refusal, failure and unknown tool behave as in the
@@ -120,50 +57,43 @@ async fn list_tools() {
 /// results; calls_served counts both eras alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_tool_outcomes() {
-    let (host, session, surface) = setup().await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let call = |id, name: &str, args: Value| {
-        modern_body(id, "tools/call", json!({"name": name, "arguments": args}))
-    };
-    let r = modern(addr, &bearer, &call(1, "echo", json!({"text": "modern"}))).await;
+    let fx = Fixture::with(dravr()).await;
+    let r = fx
+        .modern(&modern_call(1, "echo", json!({"text": "modern"})))
+        .await;
     assert_eq!(r.status, 200);
     assert_eq!(
         r.json()["result"],
         json!({"content": [{"type": "text", "text": "modern"}], "resultType": "complete", "_meta": server_info()})
     );
-    let r = modern(addr, &bearer, &call(2, "refuse", json!({}))).await;
+    let r = fx.modern(&modern_call(2, "refuse", json!({}))).await;
     let result = &r.json()["result"];
     assert_eq!(
         (result["isError"].clone(), result["resultType"].clone()),
         (json!(true), json!("complete"))
     );
-    assert_eq!(
-        result["structuredContent"],
-        json!({"quota": 10, "resetsInSeconds": 3600})
-    );
-    let r = modern(addr, &bearer, &call(3, "fail", json!({}))).await;
+    assert_eq!(result["structuredContent"], refusal_payload());
+    let r = fx.modern(&modern_call(3, "fail", json!({}))).await;
     assert_eq!((r.status, r.error_code()), (200, -32603));
-    let r = modern(addr, &bearer, &call(4, "nope", json!({}))).await;
+    let r = fx.modern(&modern_call(4, "nope", json!({}))).await;
     assert_eq!((r.status, r.error_code()), (200, -32602));
-    assert_eq!(surface.calls(), 3);
-    assert_eq!(session.calls_served(), 2);
+    assert_eq!(fx.surface.calls(), 3);
+    assert_eq!(fx.session().calls_served(), 2);
 }
 
 /// Methods outside the modern set — initialize and ping included — are
 /// HTTP 404 with -32601.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_modern_methods_are_404() {
-    let (host, session, _) = setup().await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
+    let fx = Fixture::with(dravr()).await;
     for method in ["initialize", "ping", "resources/list", "x"] {
-        let r = modern(
-            addr,
-            &bearer,
-            &modern_body(1, method, json!({"protocolVersion": "2025-11-25"})),
-        )
-        .await;
+        let r = fx
+            .modern(&modern_body(
+                1,
+                method,
+                json!({"protocolVersion": "2025-11-25"}),
+            ))
+            .await;
         assert_eq!((r.status, r.error_code()), (404, -32601), "{method}");
         assert_eq!(r.json()["id"], 1);
     }
@@ -173,9 +103,7 @@ async fn unknown_modern_methods_are_404() {
 /// with its status and code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn envelope_check_order() {
-    let (host, session, surface) = setup().await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
+    let fx = Fixture::with(dravr()).await;
     // 1. The headers first: a body version the header does not mirror is a
     // mismatch even when it is also unsupported. This is the conformance
     // suite's sep-2575-http-server-header-mismatch-400, exactly.
@@ -184,18 +112,17 @@ async fn envelope_check_order() {
         body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = version;
         body.to_string()
     };
-    let auth = format!("Bearer {bearer}");
-    let headers = |version| {
-        [
-            ("Authorization", auth.as_str()),
+    let discover = |version, body: &str| {
+        let headers = [
             ("MCP-Protocol-Version", version),
             ("Mcp-Method", "server/discover"),
-        ]
+        ];
+        fx.post_with(&headers, body)
     };
     let body = discover_with(json!("v999.0.0"));
-    let r = send_once(addr, &post_with(addr, &headers(V), &body)).await;
+    let r = fx.send(&discover(V, &body)).await;
     assert_eq!((r.status, r.error_code()), (400, -32020), "{:?}", r.json());
-    let r = rpc(addr, &bearer, serde_json::from_str(&body).unwrap()).await;
+    let r = fx.rpc_text(&body).await;
     assert_eq!(
         (r.status, r.error_code()),
         (400, -32020),
@@ -203,18 +130,15 @@ async fn envelope_check_order() {
     );
     // A version that is not a string has no header spelling.
     let body = discover_with(json!(20260728));
-    let r = send_once(addr, &post_with(addr, &headers("20260728"), &body)).await;
+    let r = fx.send(&discover("20260728", &body)).await;
     assert_eq!((r.status, r.error_code()), (400, -32020));
     // 2. Header and body agree on a version the host does not speak: -32022
     // (the suite's sep-2575-server-unsupported-version-error).
     let body = discover_with(json!("v999.0.0"));
-    let r = send_once(addr, &post_with(addr, &headers("v999.0.0"), &body)).await;
+    let r = fx.send(&discover("v999.0.0", &body)).await;
     assert_eq!((r.status, r.error_code()), (400, -32022));
     assert_eq!(r.json()["error"]["data"]["requested"], "v999.0.0");
-    assert_eq!(
-        r.json()["error"]["data"]["supported"],
-        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
-    );
+    assert_eq!(r.json()["error"]["data"]["supported"], json!(ALL_VERSIONS));
     // 3. Then the other required _meta keys.
     for capabilities in [None, Some(json!([])), Some(json!("all"))] {
         let mut body = modern_body(3, "tools/list", json!({}));
@@ -227,10 +151,10 @@ async fn envelope_check_order() {
             }
             Some(c) => body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = c,
         }
-        let r = modern(addr, &bearer, &body).await;
+        let r = fx.modern(&body).await;
         assert_eq!((r.status, r.error_code()), (400, -32602), "{body}");
     }
-    assert_eq!(surface.calls(), 0);
+    assert_eq!(fx.surface.calls(), 0);
 }
 
 /// Table of header/body mismatches, the base64 form included: each is 400
@@ -246,16 +170,8 @@ async fn header_mismatch_table() {
             ToolOutcome::text("ok")
         }
     }
-    let (host, session, surface) = setup().await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let auth = format!("Bearer {bearer}");
-    let body = modern_body(
-        1,
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "x"}}),
-    )
-    .to_string();
+    let fx = Fixture::with(dravr()).await;
+    let body = modern_call(1, "echo", json!({"text": "x"})).to_string();
     // (MCP-Protocol-Version, Mcp-Method, Mcp-Name, served?)
     type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, bool);
     let rows: [Row<'_>; 14] = [
@@ -295,46 +211,42 @@ async fn header_mismatch_table() {
         (Some(V), Some("tools/call"), Some("=?base64?ZWNobw"), false),
     ];
     for (version, method, name, served) in rows {
-        let mut headers = vec![("Authorization", auth.as_str())];
+        let mut headers = vec![];
         headers.extend(version.map(|v| ("MCP-Protocol-Version", v)));
         headers.extend(method.map(|m| ("Mcp-Method", m)));
         headers.extend(name.map(|n| ("Mcp-Name", n)));
-        let before = surface.calls();
-        let r = send_once(addr, &post_with(addr, &headers, &body)).await;
+        let before = fx.surface.calls();
+        let r = fx.send(&fx.post_with(&headers, &body)).await;
         if served {
             assert_eq!(r.status, 200, "{version:?} {method:?} {name:?}");
-            assert_eq!(surface.calls(), before + 1);
+            assert_eq!(fx.surface.calls(), before + 1);
         } else {
             assert_eq!(
                 (r.status, r.error_code()),
                 (400, -32020),
                 "{version:?} {method:?} {name:?}"
             );
-            assert_eq!(surface.calls(), before);
+            assert_eq!(fx.surface.calls(), before);
         }
     }
     // A non-ASCII tool name must travel base64-encoded.
-    let unicode_host = support::host().await;
-    let unicode = unicode_host.open_session(Arc::new(Unicode)).unwrap();
+    let unicode = Fixture::serving(ToolHostConfig::default(), Arc::new(Unicode)).await;
     let body = modern_body(1, "tools/call", json!({"name": "héllo"})).to_string();
-    let auth = format!("Bearer {}", bearer_of(&unicode));
-    let uaddr = unicode_host.local_addr();
     let headers = [
-        ("Authorization", auth.as_str()),
         ("MCP-Protocol-Version", V),
         ("Mcp-Method", "tools/call"),
         ("Mcp-Name", "=?base64?aMOpbGxv?="),
     ];
-    let r = send_once(uaddr, &post_with(uaddr, &headers, &body)).await;
+    let r = unicode.send(&unicode.post_with(&headers, &body)).await;
     assert_eq!(
         (r.status, r.error_code()),
         (200, -32602),
         "header matched; the name is simply not a tool"
     );
-    let mut raw = post_with(uaddr, &headers[..3], &body);
+    let mut raw = unicode.post_with(&headers[..2], &body);
     let at = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     raw.splice(at..at, b"\r\nMcp-Name: h\xc3\xa9llo".iter().copied());
-    let r = send_once(uaddr, &raw).await;
+    let r = unicode.send(&raw).await;
     assert_eq!(
         (r.status, r.error_code()),
         (400, -32020),
@@ -346,43 +258,23 @@ async fn header_mismatch_table() {
 /// semantics, revocation and Host checks are the same in each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eras_interleave_on_one_bearer() {
-    let (host, session, surface) = setup().await;
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let auth = format!("Bearer {bearer}");
-    let mut conn = Conn::open(addr).await;
+    let mut fx = Fixture::with(dravr()).await;
+    let (addr, auth) = (fx.addr, fx.auth());
+    let mut conn = fx.conn().await;
     for i in 0..3 {
         let legacy = call_body(i, "echo", json!({"text": format!("legacy {i}")})).to_string();
-        let r = conn.send(&post(addr, &bearer, &legacy)).await;
-        assert_eq!(
-            r.json()["result"]["content"][0]["text"],
-            format!("legacy {i}")
-        );
+        let r = conn.send(&fx.post(&legacy)).await;
+        assert_eq!(r.first_text(), format!("legacy {i}"));
         assert!(r.json()["result"].get("resultType").is_none());
-        let body = modern_body(
-            i,
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": format!("modern {i}")}}),
-        );
-        let headers = [
-            ("Authorization", auth.as_str()),
-            ("MCP-Protocol-Version", V),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "echo"),
-        ];
-        let r = conn
-            .send(&post_with(addr, &headers, &body.to_string()))
-            .await;
-        assert_eq!(
-            r.json()["result"]["content"][0]["text"],
-            format!("modern {i}")
-        );
+        let body = modern_call(i, "echo", json!({"text": format!("modern {i}")}));
+        let r = conn.send(&fx.modern_request(&body)).await;
+        assert_eq!(r.first_text(), format!("modern {i}"));
         assert_eq!(r.json()["result"]["resultType"], "complete");
     }
-    assert_eq!((surface.calls(), session.calls_served()), (6, 6));
+    assert_eq!((fx.surface.calls(), fx.session().calls_served()), (6, 6));
     // Host/Origin: 403 before anything, as in the legacy era.
     let body = modern_body(9, "tools/list", json!({})).to_string();
-    let bad_host = String::from_utf8(post_with(addr, &[("Authorization", &auth)], &body))
+    let bad_host = String::from_utf8(fx.post(&body))
         .unwrap()
         .replace(&format!("Host: {addr}"), "Host: evil.example");
     assert_eq!(send_once(addr, bad_host.as_bytes()).await.status, 403);
@@ -392,61 +284,7 @@ async fn eras_interleave_on_one_bearer() {
         assert_eq!(send_once(addr, request.as_bytes()).await.status, 405);
     }
     // Revocation: 401 in the modern era too.
-    drop(session);
-    let r = modern(addr, &bearer, &modern_body(10, "tools/list", json!({}))).await;
+    fx.revoke();
+    let r = fx.modern(&modern_body(10, "tools/list", json!({}))).await;
     assert_eq!(r.status, 401);
-}
-
-/// Closing the connection cancels the call: the tool's future is dropped
-/// promptly, and nothing more is sent for that request.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn disconnect_drops_the_tool_future() {
-    struct Hang {
-        started: tokio::sync::Notify,
-        dropped: Arc<AtomicBool>,
-    }
-    struct SetOnDrop(Arc<AtomicBool>);
-    impl Drop for SetOnDrop {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
-    impl ToolSurface for Hang {
-        async fn list_tools(&self) -> Arc<[Tool]> {
-            vec![Tool::new("hang", "", json!({"type": "object"})).unwrap()].into()
-        }
-        async fn call(&self, _: &str, _: &Value) -> ToolOutcome {
-            let _guard = SetOnDrop(self.dropped.clone());
-            self.started.notify_one();
-            std::future::pending::<()>().await;
-            ToolOutcome::text("never")
-        }
-    }
-    let host = host().await;
-    let dropped = Arc::new(AtomicBool::new(false));
-    let surface = Arc::new(Hang {
-        started: tokio::sync::Notify::new(),
-        dropped: dropped.clone(),
-    });
-    let session = host.open_session(surface.clone()).unwrap();
-    let addr = host.local_addr();
-    let auth = format!("Bearer {}", bearer_of(&session));
-    let body = modern_body(1, "tools/call", json!({"name": "hang"})).to_string();
-    let headers = [
-        ("Authorization", auth.as_str()),
-        ("MCP-Protocol-Version", V),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", "hang"),
-    ];
-    let mut conn = Conn::open(addr).await;
-    let started = surface.started.notified();
-    conn.write(&post_with(addr, &headers, &body)).await;
-    within(started).await;
-    assert!(!dropped.load(Ordering::SeqCst));
-    drop(conn);
-    wait_until("the tool future is dropped after the disconnect", || {
-        dropped.load(Ordering::SeqCst)
-    })
-    .await;
-    assert_eq!(session.calls_served(), 0, "a cancelled call is not served");
 }

@@ -4,10 +4,9 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use embacle_tool_host::{Tool, ToolOutcome, ToolSurface};
+use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 use support::*;
 
@@ -48,26 +47,17 @@ fn regional() -> Arc<Regional> {
     })
 }
 
-fn modern_call(arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": 200, "method": "tools/call", "params": {
-        "name": "execute_sql", "arguments": arguments,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }})
-    .to_string()
-}
-
-async fn call(addr: SocketAddr, auth: &str, region: Option<&str>, body: &str) -> RawResponse {
+/// A 2026-07-28 call of `execute_sql`, with its mirrored headers and, if
+/// given, `Mcp-Param-Region`.
+async fn call(fx: &Fixture<Regional>, region: Option<&str>, arguments: Value) -> RawResponse {
+    let body = modern_call(200, "execute_sql", arguments);
     let mut headers = vec![
-        ("Authorization", auth),
-        ("MCP-Protocol-Version", "2026-07-28"),
+        ("MCP-Protocol-Version", MODERN),
         ("Mcp-Method", "tools/call"),
         ("Mcp-Name", "execute_sql"),
     ];
     headers.extend(region.map(|value| ("Mcp-Param-Region", value)));
-    send_once(addr, &post_with(addr, &headers, body)).await
+    fx.send(&fx.post_with(&headers, &body.to_string())).await
 }
 
 /// The suite's cases, row by row: valid base64 decodes, bad padding and
@@ -76,11 +66,8 @@ async fn call(addr: SocketAddr, auth: &str, region: Option<&str>, body: &str) ->
 /// Refused calls never reach the surface.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn suite_cases() {
-    let host = host().await;
-    let surface = regional();
-    let session = host.open_session(surface.clone()).unwrap();
-    let addr = host.local_addr();
-    let auth = format!("Bearer {}", bearer_of(&session));
+    let fx = Fixture::serving(ToolHostConfig::default(), regional()).await;
+    let surface = &fx.surface;
     let rows: [(&str, Option<&str>, bool); 7] = [
         ("Hello", Some("=?base64?SGVsbG8=?="), true),
         ("Hello", Some("=?base64?SGVsbG8?="), false),
@@ -91,9 +78,9 @@ async fn suite_cases() {
         ("us-west1", Some("us-east1"), false),
     ];
     for (value, header, served) in rows {
-        let body = modern_call(json!({"region": value, "query": "SELECT 1"}));
+        let arguments = json!({"region": value, "query": "SELECT 1"});
         let before = surface.calls.load(std::sync::atomic::Ordering::SeqCst);
-        let r = call(addr, &auth, header, &body).await;
+        let r = call(&fx, header, arguments).await;
         let after = surface.calls.load(std::sync::atomic::Ordering::SeqCst);
         if served {
             assert_eq!(r.status, 200, "{value} / {header:?}: {:?}", r.json());
@@ -105,25 +92,15 @@ async fn suite_cases() {
                 (400, -32020),
                 "{value} / {header:?}"
             );
-            assert!(r.json()["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("Mcp-Param-Region"));
+            assert!(r.error_message().contains("Mcp-Param-Region"));
             assert_eq!(after, before, "{value} / {header:?} reached the surface");
         }
     }
     // Without the argument, the header is not expected.
-    let r = call(
-        addr,
-        &auth,
-        None,
-        &modern_call(json!({"query": "SELECT 1"})),
-    )
-    .await;
+    let r = call(&fx, None, json!({"query": "SELECT 1"})).await;
     assert_eq!(r.status, 200);
     // The annotation is served as written, so clients know to send it.
-    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-    let r = rpc(addr, &bearer_of(&session), list).await;
+    let r = fx.list().await;
     assert_eq!(
         r.json()["result"]["tools"][0]["inputSchema"]["properties"]["region"]["x-mcp-header"],
         "Region"
@@ -133,15 +110,10 @@ async fn suite_cases() {
 /// The legacy era defines no `Mcp-Param-*` headers, so none is checked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_calls_need_no_param_headers() {
-    let host = host().await;
-    let session = host.open_session(regional()).unwrap();
-    let addr = host.local_addr();
-    let r = rpc(
-        addr,
-        &bearer_of(&session),
-        call_body(1, "execute_sql", json!({"region": "eu", "query": "q"})),
-    )
-    .await;
+    let fx = Fixture::serving(ToolHostConfig::default(), regional()).await;
+    let r = fx
+        .call(1, "execute_sql", json!({"region": "eu", "query": "q"}))
+        .await;
     assert_eq!(r.status, 200);
-    assert_eq!(r.json()["result"]["content"][0]["text"], "ran in \"eu\"");
+    assert_eq!(r.first_text(), "ran in \"eu\"");
 }

@@ -3,8 +3,9 @@
 //! allocates, for the costliest shapes of JSON. One test in its own binary,
 //! so the counting allocator sees nothing else.
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+mod support;
+
+use support::counting_alloc;
 
 use embacle_tool_host::bench_support::parsed_size_bound;
 

@@ -4,7 +4,6 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use embacle_tool_host::{StaticSurface, Tool, ToolHostConfig};
 use serde_json::{json, Value};
@@ -14,18 +13,17 @@ use support::*;
 /// always present, and its URL and bearer work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_servers_is_the_exact_acp_entry() {
-    let host = host_with(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         server_name: "dravr".to_owned(),
         ..ToolHostConfig::default()
     })
     .await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let bearer = bearer_of(&session);
-    let port = host.local_addr().port();
+    let bearer = &fx.bearer;
+    let port = fx.addr.port();
     let expected = format!(
         r#"[{{"type":"http","name":"dravr","url":"http://127.0.0.1:{port}/mcp","headers":[{{"name":"Authorization","value":"Bearer {bearer}"}}]}}]"#
     );
-    let servers = session.mcp_servers();
+    let servers = fx.session().mcp_servers();
     assert_eq!(servers.to_json(), expected);
     assert_eq!(
         servers.to_value(),
@@ -37,21 +35,14 @@ async fn mcp_servers_is_the_exact_acp_entry() {
     // 256 secret bits: 64 hex digits after the prefix, slot and generation.
     assert_eq!(bearer.len(), 4 + 8 + 16 + 64);
     assert!(bearer.starts_with("eth_"));
-    let r = rpc(
-        host.local_addr(),
-        &bearer,
-        json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
-    )
-    .await;
-    assert_eq!(r.status, 200);
+    assert_eq!(fx.ping().await.status, 200);
 }
 
 /// No Debug form shows the bearer or its secret part.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_never_prints_the_bearer() {
-    let host = host().await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let bearer = bearer_of(&session);
+    let fx = Fixture::new().await;
+    let (host, session, bearer) = (&fx.host, fx.session(), &fx.bearer);
     let secret = &bearer[bearer.len() - 64..];
     let servers = session.mcp_servers();
     for text in [
@@ -63,7 +54,7 @@ async fn debug_never_prints_the_bearer() {
         format!("{host:?}"),
     ] {
         assert!(!text.contains(secret), "leaked in {text}");
-        assert!(!text.contains(&bearer), "leaked in {text}");
+        assert!(!text.contains(bearer.as_str()), "leaked in {text}");
     }
     assert!(format!("{session:?}").contains("<redacted>"));
 }
@@ -88,27 +79,19 @@ async fn ids_and_counts() {
 /// A slot reused by a new session never accepts the old session's bearer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reused_slot_rejects_old_bearer() {
-    let host = host_with(ToolHostConfig {
+    let mut old = Fixture::with(ToolHostConfig {
         max_sessions: 1,
         ..ToolHostConfig::default()
     })
     .await;
-    let old = host.open_session(RecordingSurface::new()).unwrap();
-    let old_bearer = bearer_of(&old);
-    drop(old);
+    old.revoke();
     let new_surface = RecordingSurface::new();
-    let new = host.open_session(new_surface.clone()).unwrap();
-    let addr = host.local_addr();
-    let r = rpc(
-        addr,
-        &old_bearer,
-        call_body(1, "echo", json!({"text": "x"})),
-    )
-    .await;
+    let new = old.host.open_session(new_surface.clone()).unwrap();
+    let r = old.call(1, "echo", json!({"text": "x"})).await;
     assert_eq!(r.status, 401);
     assert_eq!(new_surface.calls(), 0);
     let r = rpc(
-        addr,
+        old.addr,
         &bearer_of(&new),
         call_body(2, "echo", json!({"text": "x"})),
     )
@@ -121,7 +104,6 @@ async fn reused_slot_rejects_old_bearer() {
 /// its list never reach the executor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn static_surface_mapping() {
-    let host = host().await;
     let schema = json!({"type": "object"});
     let tools = ["text", "object", "error"]
         .map(|n| Tool::new(n, "", schema.clone()).unwrap())
@@ -139,48 +121,21 @@ async fn static_surface_mapping() {
         }
     })
     .unwrap();
-    let session = host.open_session(Arc::new(surface)).unwrap();
-    let addr = host.local_addr();
-    let bearer = bearer_of(&session);
-    let r = rpc(addr, &bearer, call_body(1, "text", json!({"n": 1}))).await;
+    let fx = Fixture::serving(ToolHostConfig::default(), Arc::new(surface)).await;
+    let r = fx.call(1, "text", json!({"n": 1})).await;
     assert_eq!(
         r.json()["result"],
         json!({"content":[{"type":"text","text":"got 1"}]})
     );
-    let r = rpc(addr, &bearer, call_body(2, "object", json!({"n": 2}))).await;
+    let r = fx.call(2, "object", json!({"n": 2})).await;
     assert_eq!(r.json()["result"]["structuredContent"], json!({"n": 2}));
-    let r = rpc(addr, &bearer, call_body(3, "error", json!({}))).await;
+    let r = fx.call(3, "error", json!({})).await;
     assert_eq!(
         r.json()["result"],
         json!({"content":[{"type":"text","text":"cannot do error"}],"isError":true})
     );
-    let r = rpc(addr, &bearer, call_body(4, "missing", json!({}))).await;
+    let r = fx.call(4, "missing", json!({})).await;
     assert_eq!(r.error_code(), -32602);
     assert_eq!(executed.load(std::sync::atomic::Ordering::SeqCst), 3);
-    assert_eq!(session.calls_served(), 3);
-}
-
-/// An idle keep-alive connection is closed once it has sent nothing for
-/// `header_read_timeout`, so idle clients cannot hold connection slots.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idle_keep_alive_connection_times_out() {
-    let host = host_with(ToolHostConfig {
-        header_read_timeout: Duration::from_millis(300),
-        ..ToolHostConfig::default()
-    })
-    .await;
-    let session = host.open_session(RecordingSurface::new()).unwrap();
-    let addr = host.local_addr();
-    let mut conn = Conn::open(addr).await;
-    let ping = post(
-        addr,
-        &bearer_of(&session),
-        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-    );
-    assert_eq!(conn.send(&ping).await.status, 200);
-    let closed = tokio::time::timeout(Duration::from_secs(5), conn.closed_by_server()).await;
-    assert!(
-        closed.expect("an idle connection is closed"),
-        "closed, not sent data"
-    );
+    assert_eq!(fx.session().calls_served(), 3);
 }

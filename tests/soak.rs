@@ -1,4 +1,6 @@
-//! Soak and revocation under fire, over real HTTP.
+//! Soak and revocation under load, over real HTTP: sessions opened and
+//! dropped under mixed traffic, and bearers revoked while many connections
+//! hammer them.
 //!
 //! `cargo test --test soak` runs a small version. The full one —
 //! 1,000 sessions, 64 connections, over 100,000 revocation attempts — runs
@@ -14,10 +16,8 @@ use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 
 mod support;
+use support::counting_alloc;
 use support::*;
-
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
 
 /// Live heap bytes are counted, to show memory returns to where it started.
 #[global_allocator]
@@ -82,15 +82,6 @@ fn fds_on_port(port: u16) -> usize {
         .unwrap_or(0)
 }
 
-fn max_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Tools that succeed, refuse, fail, panic, or take a few milliseconds.
 struct Mixed {
     tools: Arc<[Tool]>,
@@ -139,13 +130,132 @@ struct Seen {
     cancelled: AtomicU64,
 }
 
-/// Both soaks, one after the other in one test: they measure process-wide
-/// figures (file descriptors, heap), which a test running beside them in
-/// this process would disturb.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn soak() {
-    soak_sessions_and_connections().await;
-    revocation_under_fire().await;
+/// Runs one test of this file on its own two-worker runtime, while no
+/// other test of the file runs: the soak measures process-wide figures
+/// (file descriptors, heap), which a test running beside it would disturb.
+/// The runtime is gone, and its sockets with it, before the next test.
+fn alone(test: impl std::future::Future<Output = ()>) {
+    static ALONE: Mutex<()> = Mutex::new(());
+    let _alone = ALONE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test);
+}
+
+/// Both soaks, one after the other in one test.
+#[test]
+fn soak() {
+    alone(async {
+        soak_sessions_and_connections().await;
+        revocation_under_fire().await;
+    });
+}
+
+/// A surface that wraps the standard one and counts the calls that reach
+/// it after `dropped` was raised (right after the guard's drop returned).
+struct Marked {
+    inner: Arc<RecordingSurface>,
+    dropped: Arc<AtomicBool>,
+    late: Arc<AtomicUsize>,
+}
+
+impl ToolSurface for Marked {
+    async fn list_tools(&self) -> Arc<[Tool]> {
+        self.inner.list_tools().await
+    }
+
+    async fn call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        // Acquire: pairs with the Release store made after `drop` returned.
+        if self.dropped.load(Ordering::Acquire) {
+            self.late.fetch_add(1, Ordering::SeqCst);
+        }
+        self.inner.call(name, arguments).await
+    }
+}
+
+impl Marked {
+    fn new(late: &Arc<AtomicUsize>) -> (Arc<Self>, Arc<AtomicBool>) {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let marked = Arc::new(Self {
+            inner: RecordingSurface::new(),
+            dropped: Arc::clone(&dropped),
+            late: Arc::clone(late),
+        });
+        (marked, dropped)
+    }
+}
+
+/// Many connections hammer one bearer while the guard is dropped. Every
+/// call that reached the surface started before `drop` returned (the
+/// surface checks a flag raised right after the drop), and after the flag
+/// every request is a 401.
+#[test]
+fn revocation_under_concurrent_calls() {
+    alone(async {
+        let late = Arc::new(AtomicUsize::new(0));
+        let (surface, dropped) = Marked::new(&late);
+        let mut fx = Fixture::serving(ToolHostConfig::default(), surface).await;
+        let (addr, bearer) = (fx.addr, fx.bearer.clone());
+        let mut workers = Vec::new();
+        for w in 0..8 {
+            let (bearer, dropped) = (bearer.clone(), dropped.clone());
+            workers.push(tokio::spawn(async move {
+                let mut conn = Conn::open(addr).await;
+                let (mut ok, mut refused_after) = (0u32, 0u32);
+                for i in 0..200 {
+                    let was_dropped = dropped.load(Ordering::Acquire);
+                    let body =
+                        call_body(i, "echo", json!({"text": format!("{w}-{i}")})).to_string();
+                    let r = conn.send(&post(addr, &bearer, &body)).await;
+                    match r.status {
+                        200 => {
+                            assert!(!was_dropped, "a call sent after the drop succeeded");
+                            ok += 1;
+                        }
+                        401 => {
+                            refused_after += 1;
+                            // A 401 closes its connection (admission.rs): the
+                            // next attempt needs a fresh one.
+                            assert_eq!(r.header("connection"), Some("close"));
+                            conn = Conn::open(addr).await;
+                        }
+                        other => panic!("unexpected status {other}"),
+                    }
+                    if refused_after > 20 {
+                        break;
+                    }
+                }
+                (ok, refused_after)
+            }));
+        }
+        // Let some calls through, then revoke in the middle of the traffic.
+        while fx.surface.inner.calls() < 100 {
+            tokio::task::yield_now().await;
+        }
+        fx.revoke();
+        dropped.store(true, Ordering::Release);
+        let mut total_ok = 0;
+        for worker in workers {
+            let (ok, refused) = within(worker).await.unwrap();
+            assert!(refused > 0, "every worker ends refused");
+            total_ok += ok;
+        }
+        assert_eq!(
+            late.load(Ordering::SeqCst),
+            0,
+            "a call reached the surface after drop returned"
+        );
+        assert_eq!(
+            fx.surface.inner.calls() as u32,
+            total_ok,
+            "every call that reached the surface was answered 200"
+        );
+    });
 }
 
 /// Sessions opened and dropped concurrently with calls from many
@@ -318,7 +428,7 @@ async fn soak_sessions_and_connections() {
         totals[1],
         totals[2],
         totals[3],
-        max_rss_kib()
+        support::hostile::peak_rss() / 1024
     );
     assert!(grown < 256 * 1024, "live heap grew by {grown} bytes");
 }
@@ -328,37 +438,14 @@ async fn soak_sessions_and_connections() {
 /// returns: no call may reach it later. Every call either succeeded before
 /// the drop or was refused after (401, or 202 when cancelled).
 async fn revocation_under_fire() {
-    struct Marked {
-        dropped: Arc<AtomicBool>,
-        late: Arc<AtomicUsize>,
-        tools: Arc<[Tool]>,
-    }
-    impl ToolSurface for Marked {
-        async fn list_tools(&self) -> Arc<[Tool]> {
-            Arc::clone(&self.tools)
-        }
-        async fn call(&self, _: &str, _: &Value) -> ToolOutcome {
-            // Acquire: pairs with the Release store made after `drop` returned.
-            if self.dropped.load(Ordering::Acquire) {
-                self.late.fetch_add(1, Ordering::SeqCst);
-            }
-            ToolOutcome::text("ok")
-        }
-    }
     let (rounds, workers_per_round) = if full() { (800, 16) } else { (30, 8) };
     let host = host().await;
     let addr = host.local_addr();
-    let tools: Arc<[Tool]> = vec![Tool::new("ok", "", json!({"type": "object"})).unwrap()].into();
     let late = Arc::new(AtomicUsize::new(0));
     let mut rng = Rng(7);
     let (mut attempts, mut before, mut after) = (0u64, 0u64, 0u64);
     for _ in 0..rounds {
-        let dropped = Arc::new(AtomicBool::new(false));
-        let surface = Arc::new(Marked {
-            dropped: dropped.clone(),
-            late: late.clone(),
-            tools: tools.clone(),
-        });
+        let (surface, dropped) = Marked::new(&late);
         let session = host.open_session(surface).unwrap();
         let bearer = bearer_of(&session);
         let stop = Arc::new(AtomicBool::new(false));
@@ -374,7 +461,7 @@ async fn revocation_under_fire() {
                         .send(&post(
                             addr,
                             &bearer,
-                            &call_body(w, "ok", json!({})).to_string(),
+                            &call_body(w, "echo", json!({"text": "ok"})).to_string(),
                         ))
                         .await;
                     n += 1;

@@ -8,18 +8,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig, ToolSession};
+use embacle_tool_host::{StaticSurface, ToolHostConfig, ToolSession};
 use serde_json::{json, Value};
 use support::*;
 
-const MODERN: &str = "2026-07-28";
 const LIST_CHANGED: &str = "notifications/tools/list_changed";
 const KEEP_ALIVE: &str = ": keep-alive";
 
-/// A host whose silent streams send a keep-alive every 300 ms: the marker
-/// the tests use to show that nothing else came first.
-async fn streaming_host(max_streams_per_session: usize) -> ToolHost {
-    host_with(ToolHostConfig {
+/// A host whose silent streams send a keep-alive every 300 ms (the marker
+/// the tests use to show that nothing else came first), with one session.
+async fn streaming(max_streams_per_session: usize) -> Fixture {
+    Fixture::with(ToolHostConfig {
         sse_keep_alive: Duration::from_millis(300),
         max_streams_per_session,
         ..ToolHostConfig::default()
@@ -27,33 +26,52 @@ async fn streaming_host(max_streams_per_session: usize) -> ToolHost {
     .await
 }
 
+/// A legacy `GET /mcp` stream request with `bearer`.
 fn get_stream(addr: SocketAddr, bearer: &str) -> Vec<u8> {
-    format!(
-        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\n\
-         Accept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
-    )
-    .into_bytes()
+    let (host, auth) = (addr.to_string(), format!("Bearer {bearer}"));
+    let headers = [
+        ("Host", host.as_str()),
+        ("Authorization", auth.as_str()),
+        ("Accept", "text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    request("GET /mcp HTTP/1.1", &headers, None)
 }
 
-/// A `subscriptions/listen` POST with its modern envelope and headers.
+/// A `subscriptions/listen` POST with `bearer`, its modern envelope and
+/// the headers that mirror it. `id` may be a string or a number.
 fn listen(addr: SocketAddr, bearer: &str, id: Value, notifications: Value) -> Vec<u8> {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
-        "notifications": notifications,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }});
+    let mut body = modern_body(
+        0,
+        "subscriptions/listen",
+        json!({"notifications": notifications}),
+    );
+    body["id"] = id;
     let auth = format!("Bearer {bearer}");
-    post_with(
-        addr,
-        &[
-            ("Authorization", &auth),
-            ("MCP-Protocol-Version", MODERN),
-            ("Mcp-Method", "subscriptions/listen"),
-        ],
-        &body.to_string(),
-    )
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "subscriptions/listen"),
+    ];
+    post_with(addr, &headers, &body.to_string())
+}
+
+/// Subscribes to tool-list changes on `conn` with listen id `id`, and
+/// reads the acknowledgement.
+async fn subscribe<'a>(
+    conn: &'a mut Conn,
+    addr: SocketAddr,
+    bearer: &str,
+    id: Value,
+) -> EventStream<'a> {
+    let filter = json!({"toolsListChanged": true});
+    let mut events = conn.send_streaming(&listen(addr, bearer, id, filter)).await;
+    assert_eq!(events.status, 200);
+    assert_eq!(
+        next_kind(&mut events).await,
+        "notifications/subscriptions/acknowledged"
+    );
+    events
 }
 
 /// The method of an SSE event's message, or the comment itself.
@@ -71,8 +89,9 @@ async fn next_kind(events: &mut EventStream<'_>) -> String {
     kind(&events.next_event().await.expect("the stream ended"))
 }
 
-fn open_session(host: &ToolHost) -> (ToolSession, String) {
-    let session = host.open_session(RecordingSurface::new()).unwrap();
+/// A second session on the fixture's host, and its bearer.
+fn another_session(fx: &Fixture) -> (ToolSession, String) {
+    let session = fx.host.open_session(RecordingSurface::new()).unwrap();
     let bearer = bearer_of(&session);
     (session, bearer)
 }
@@ -82,12 +101,11 @@ fn open_session(host: &ToolHost) -> (ToolSession, String) {
 /// silence sends keep-alive comments.
 #[tokio::test]
 async fn legacy_stream_carries_list_changed() {
-    let host = streaming_host(4).await;
-    let (session, bearer) = open_session(&host);
-    let mut conn = Conn::open(host.local_addr()).await;
-    let mut events = conn
-        .send_streaming(&get_stream(host.local_addr(), &bearer))
-        .await;
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let session = fx.session();
+    let mut conn = Conn::open(addr).await;
+    let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
     assert_eq!(events.status, 200);
     assert_eq!(events.header("content-type"), Some("text/event-stream"));
     assert_eq!(events.header("cache-control"), Some("no-cache"));
@@ -106,12 +124,11 @@ async fn legacy_stream_carries_list_changed() {
 /// are one notification: the next event after it is a keep-alive.
 #[tokio::test]
 async fn bursts_coalesce_into_one_notification() {
-    let host = streaming_host(4).await;
-    let (session, bearer) = open_session(&host);
-    let mut conn = Conn::open(host.local_addr()).await;
-    let mut events = conn
-        .send_streaming(&get_stream(host.local_addr(), &bearer))
-        .await;
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let session = fx.session();
+    let mut conn = Conn::open(addr).await;
+    let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
     let notifier = session.list_changed_notifier();
     std::thread::spawn(move || (0..100).for_each(|_| notifier.notify()))
         .join()
@@ -124,9 +141,9 @@ async fn bursts_coalesce_into_one_notification() {
 /// one of them, and the other's next event is a keep-alive.
 #[tokio::test]
 async fn a_change_goes_on_one_legacy_stream() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (session, bearer) = open_session(&host);
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let session = fx.session();
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let mut first = a.send_streaming(&get_stream(addr, &bearer)).await;
     let mut second = b.send_streaming(&get_stream(addr, &bearer)).await;
@@ -142,9 +159,9 @@ async fn a_change_goes_on_one_legacy_stream() {
 /// subscriptions of one session each get every change.
 #[tokio::test]
 async fn subscriptions_acknowledge_then_carry_their_id() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (session, bearer) = open_session(&host);
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let session = fx.session();
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let filter = json!({"toolsListChanged": true, "resourcesListChanged": true});
     let mut first = a
@@ -179,9 +196,8 @@ async fn subscriptions_acknowledge_then_carry_their_id() {
 /// honoured, and the subscription then ends gracefully at once.
 #[tokio::test]
 async fn a_subscription_with_nothing_to_deliver_ends() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (_session, bearer) = open_session(&host);
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let mut conn = Conn::open(addr).await;
     let request = listen(addr, &bearer, json!(3), json!({"promptsListChanged": true}));
     let mut events = conn.send_streaming(&request).await;
@@ -196,24 +212,12 @@ async fn a_subscription_with_nothing_to_deliver_ends() {
 /// A signal on one session never reaches another session's stream.
 #[tokio::test]
 async fn sessions_are_isolated() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (one, one_bearer) = open_session(&host);
-    let (_two, two_bearer) = open_session(&host);
+    let fx = streaming(4).await;
+    let (addr, one, one_bearer) = (fx.addr, fx.session(), fx.bearer.clone());
+    let (_two, two_bearer) = another_session(&fx);
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let mut first = a.send_streaming(&get_stream(addr, &one_bearer)).await;
-    let mut second = b
-        .send_streaming(&listen(
-            addr,
-            &two_bearer,
-            json!(1),
-            json!({"toolsListChanged": true}),
-        ))
-        .await;
-    assert_eq!(
-        next_kind(&mut second).await,
-        "notifications/subscriptions/acknowledged"
-    );
+    let mut second = subscribe(&mut b, addr, &two_bearer, json!(1)).await;
     one.notify_tools_changed();
     assert_eq!(next_kind(&mut first).await, LIST_CHANGED);
     assert_eq!(next_kind(&mut second).await, KEEP_ALIVE);
@@ -223,9 +227,8 @@ async fn sessions_are_isolated() {
 /// and for listen; a closed stream gives its place back.
 #[tokio::test]
 async fn streams_per_session_are_limited() {
-    let host = streaming_host(2).await;
-    let addr = host.local_addr();
-    let (_session, bearer) = open_session(&host);
+    let fx = streaming(2).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let mut a = Conn::open(addr).await;
     let first = a.send_streaming(&get_stream(addr, &bearer)).await;
     assert_eq!(first.status, 200);
@@ -262,30 +265,18 @@ async fn streams_per_session_are_limited() {
 /// more sent (no final response, no notification); the notifier is dead.
 #[tokio::test]
 async fn revocation_ends_streams() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (session, bearer) = open_session(&host);
+    let mut fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let mut legacy = a.send_streaming(&get_stream(addr, &bearer)).await;
-    let mut modern = b
-        .send_streaming(&listen(
-            addr,
-            &bearer,
-            json!(1),
-            json!({"toolsListChanged": true}),
-        ))
-        .await;
-    assert_eq!(
-        next_kind(&mut modern).await,
-        "notifications/subscriptions/acknowledged"
-    );
-    let notifier = session.list_changed_notifier();
-    drop(session);
+    let mut modern = subscribe(&mut b, addr, &bearer, json!(1)).await;
+    let notifier = fx.session().list_changed_notifier();
+    fx.revoke();
     notifier.notify();
     assert_eq!(legacy.next_event().await, None);
     assert_eq!(modern.next_event().await, None);
     assert!(!notifier.is_live());
-    assert_eq!(host.open_sessions(), 0);
+    assert_eq!(fx.host.open_sessions(), 0);
 }
 
 /// A graceful shutdown answers each subscription (its listen request's
@@ -293,26 +284,14 @@ async fn revocation_ends_streams() {
 /// waiting for the deadline.
 #[tokio::test]
 async fn graceful_shutdown_ends_streams() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (_session, bearer) = open_session(&host);
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let mut legacy = a.send_streaming(&get_stream(addr, &bearer)).await;
-    let mut modern = b
-        .send_streaming(&listen(
-            addr,
-            &bearer,
-            json!("s"),
-            json!({"toolsListChanged": true}),
-        ))
-        .await;
-    assert_eq!(
-        next_kind(&mut modern).await,
-        "notifications/subscriptions/acknowledged"
-    );
+    let mut modern = subscribe(&mut b, addr, &bearer, json!("s")).await;
     let started = std::time::Instant::now();
     let shutdown = tokio::spawn({
-        let host = host.clone();
+        let host = fx.host.clone();
         async move { host.shutdown_graceful(Duration::from_secs(30)).await }
     });
     let end = event_json(&modern.next_event().await.unwrap());
@@ -331,9 +310,8 @@ async fn graceful_shutdown_ends_streams() {
 /// without `text/event-stream`, or when the surface cannot change.
 #[tokio::test]
 async fn get_keeps_every_http_check() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (_session, bearer) = open_session(&host);
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let request = |host_header: &str, extra: &str, accept: &str| {
         format!("GET /mcp HTTP/1.1\r\nHost: {host_header}\r\n{extra}Accept: {accept}\r\n\r\n")
     };
@@ -363,7 +341,7 @@ async fn get_keeps_every_http_check() {
         Ok::<_, String>(Value::Null)
     })
     .unwrap();
-    let fixed = host.open_session(Arc::new(fixed)).unwrap();
+    let fixed = fx.host.open_session(Arc::new(fixed)).unwrap();
     let r = send_once(addr, &get_stream(addr, &bearer_of(&fixed))).await;
     assert_eq!((r.status, r.header("allow")), (405, Some("POST")));
 }
@@ -373,14 +351,13 @@ async fn get_keeps_every_http_check() {
 /// stream, which still delivers.
 #[tokio::test]
 async fn streams_survive_a_flood() {
-    let host = host_with(ToolHostConfig {
+    let fx = Fixture::with(ToolHostConfig {
         max_connections: 8,
         sse_keep_alive: Duration::from_millis(300),
         ..ToolHostConfig::default()
     })
     .await;
-    let addr = host.local_addr();
-    let (session, bearer) = open_session(&host);
+    let (addr, bearer, session) = (fx.addr, fx.bearer.clone(), fx.session());
     let mut conn = Conn::open(addr).await;
     let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
     let mut flood = Vec::new();
@@ -415,33 +392,32 @@ fn host_sockets(port: u16) -> usize {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn streams_leave_nothing_behind() {
-    let host = streaming_host(4).await;
-    let addr = host.local_addr();
-    let (session, bearer) = open_session(&host);
+    let mut fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    // Another test's host may have had this port before, and its last
+    // sockets may still be closing: count from what is there now.
+    let before = host_sockets(addr.port());
     let mut conns = Vec::new();
     for i in 0..4 {
-        conns.push(Conn::open(addr).await);
-        let request = match i % 2 {
-            0 => get_stream(addr, &bearer),
-            _ => listen(addr, &bearer, json!(i), json!({"toolsListChanged": true})),
-        };
-        let mut events = conns[i].send_streaming(&request).await;
-        assert_eq!(events.status, 200);
-        if i % 2 == 1 {
+        let mut conn = Conn::open(addr).await;
+        if i % 2 == 0 {
             assert_eq!(
-                next_kind(&mut events).await,
-                "notifications/subscriptions/acknowledged"
+                conn.send_streaming(&get_stream(addr, &bearer)).await.status,
+                200
             );
+        } else {
+            subscribe(&mut conn, addr, &bearer, json!(i)).await;
         }
+        conns.push(conn);
     }
-    assert_eq!(host_sockets(addr.port()), 4);
-    session.notify_tools_changed();
-    drop(session);
+    assert!(host_sockets(addr.port()) >= 4, "the count sees the streams");
+    fx.session().notify_tools_changed();
+    fx.revoke();
     drop(conns);
     wait_until("the host closes every stream's connection", || {
-        host_sockets(addr.port()) == 0
+        host_sockets(addr.port()) <= before
     })
     .await;
-    assert_eq!(host.open_sessions(), 0);
-    assert_eq!(host.calls_in_flight(), 0);
+    assert_eq!(fx.host.open_sessions(), 0);
+    assert_eq!(fx.host.calls_in_flight(), 0);
 }

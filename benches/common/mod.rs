@@ -1,12 +1,15 @@
-//! What the benches share: a trivial surface, request bytes, a keep-alive
-//! HTTP/1.1 client on hyper, and the bare-hyper floor server.
+//! What the benches share: a trivial surface, request bytes, runtimes and
+//! hosts, a keep-alive HTTP/1.1 client on hyper, and the bare-hyper floor
+//! server.
 #![allow(dead_code, unreachable_pub)] // each bench uses a different part
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use embacle_tool_host::{StaticSurface, Tool, ToolOutcome, ToolSession, ToolSurface};
+use embacle_tool_host::{
+    StaticSurface, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSession, ToolSurface,
+};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
@@ -63,10 +66,10 @@ pub fn static_surface(n: usize) -> Arc<StaticSurface<Executor>> {
 
 /// The host config of the round-trip benches: defaults, except that an idle
 /// keep-alive connection is not closed while other benches run.
-pub fn bench_config() -> embacle_tool_host::ToolHostConfig {
-    embacle_tool_host::ToolHostConfig {
+pub fn bench_config() -> ToolHostConfig {
+    ToolHostConfig {
         header_read_timeout: std::time::Duration::from_secs(3600),
-        ..embacle_tool_host::ToolHostConfig::default()
+        ..ToolHostConfig::default()
     }
 }
 
@@ -179,11 +182,7 @@ where
 {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
+        current_thread_runtime().block_on(async move {
             let (value, keep) = setup().await;
             tx.send(value).unwrap();
             std::future::pending::<()>().await;
@@ -193,11 +192,24 @@ where
     rx.recv().unwrap()
 }
 
-/// A current-thread runtime for the client side.
-pub fn client_runtime() -> tokio::runtime::Runtime {
+/// A current-thread runtime with every driver enabled.
+pub fn current_thread_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
+        .unwrap()
+}
+
+/// A current-thread runtime for the client side.
+pub fn client_runtime() -> tokio::runtime::Runtime {
+    current_thread_runtime()
+}
+
+/// A host with the default config, bound on `runtime` (which drives its
+/// accept loop whenever it runs).
+pub fn default_host(runtime: &tokio::runtime::Runtime) -> ToolHost {
+    runtime
+        .block_on(ToolHost::bind(ToolHostConfig::default()))
         .unwrap()
 }
 
@@ -248,4 +260,22 @@ pub async fn throughput(
 /// Prints one figure in the form `PERFORMANCE.md`'s generator collects.
 pub fn report(name: &str, value: impl std::fmt::Display) {
     println!("FIGURE {name} = {value}");
+}
+
+/// Interleaved medians of two clients' calls (see
+/// [`interleaved_medians`]), reported as `PREFIX.A_p50_us`,
+/// `PREFIX.B_p50_us` and their ratio `PREFIX.ratio_p50` (A over B).
+pub fn report_pair(runtime: &tokio::runtime::Runtime, prefix: &str, [a, b]: [(&str, Client); 2]) {
+    let mut clients = [a.1, b.1];
+    let medians = runtime.block_on(interleaved_medians(&mut clients, 20_000));
+    for (label, median) in [a.0, b.0].iter().zip(&medians) {
+        report(
+            &format!("{prefix}.{label}_p50_us"),
+            format!("{:.1}", *median as f64 / 1e3),
+        );
+    }
+    report(
+        &format!("{prefix}.ratio_p50"),
+        format!("{:.3}", medians[0] as f64 / medians[1] as f64),
+    );
 }

@@ -3,66 +3,31 @@
 // that the stateless 2026-07-28 revision, and the fallback from it to the
 // legacy initialize handshake, interoperate with a real third-party client.
 //
-// Inputs (environment):
-//   MCP_URL     endpoint, e.g. http://127.0.0.1:PORT/mcp
-//   MCP_BEARER  bearer token text (without the "Bearer " prefix)
+// Inputs (environment): MCP_URL and MCP_BEARER (see ../sdk-shared/steps.mjs),
+// and
 //   MCP_MODE    "modern": pinned to 2026-07-28, no fallback (connect fails
 //                         unless server/discover offers that revision)
 //               "auto":   server/discover first, legacy initialize if the
 //                         server gives no modern evidence
 //
-// Output: one JSON object per line on stdout, each tagged with "step", so the
-// Rust side can parse and assert on real values. Diagnostics go to stderr.
-// Exit codes: 0 = all steps ran, 1 = unexpected failure, 2 = global timeout.
+// Output and exit codes: see ../sdk-shared/steps.mjs.
 
-import { createInterface } from "node:readline";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { done, emit, fail, logErrors, readLine, transportOptions, url } from "../sdk-shared/steps.mjs";
 
-const emit = (obj) => console.log(JSON.stringify(obj));
-
-function fail(message, code) {
-  emit({ step: "error", message });
-  process.exit(code);
-}
-
-// Never hang the Rust test: give up after 30 s whatever we are waiting on.
-const watchdog = setTimeout(() => fail("timeout", 2), 30_000);
-
-const url = process.env.MCP_URL;
-const bearer = process.env.MCP_BEARER;
 const mode = process.env.MCP_MODE;
-if (!url || bearer === undefined) fail("MCP_URL and MCP_BEARER must be set", 1);
 if (mode !== "modern" && mode !== "auto") fail('MCP_MODE must be "modern" or "auto"', 1);
 
 // The v2 client's knob is ClientOptions.versionNegotiation.mode:
 // 'legacy' (the default, plain initialize), 'auto', or { pin: '<revision>' }.
 const versionNegotiation = mode === "modern" ? { mode: { pin: "2026-07-28" } } : { mode: "auto" };
 
-// Static bearer header on every request (discover/initialize, every POST,
-// GET probe, DELETE). requestInit headers are sent as given unless an
-// authProvider yields a token; no authProvider is used, so a 401 is not
-// retried and surfaces as an error carrying the HTTP status.
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: "Bearer " + bearer } },
-});
+const transport = new StreamableHTTPClientTransport(new URL(url), transportOptions);
 const client = new Client(
   { name: "mcp-host-sdk-v2-test-client", version: "0.0.0" },
   { capabilities: {}, versionNegotiation },
 );
-
-// Background transport errors never reject a request by themselves; log
-// them to stderr so a failing test has something to show.
-client.onerror = (err) => console.error("transport error:", err?.message ?? err);
-
-// Resolves with the first line on stdin; rejects if stdin closes first.
-function readLine() {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: process.stdin });
-    let got = false;
-    rl.once("line", (line) => { got = true; rl.close(); resolve(line); });
-    rl.once("close", () => { if (!got) reject(new Error("stdin closed before revoke signal")); });
-  });
-}
+logErrors(client);
 
 try {
   // a. modern: server/discover only (no initialize, no session).
@@ -130,6 +95,4 @@ try {
 //    errors here are ignored.
 try { await transport.terminateSession(); } catch { /* expected after revoke */ }
 try { await client.close(); } catch { /* nothing useful to report */ }
-clearTimeout(watchdog);
-emit({ step: "done" });
-process.exit(0);
+done();

@@ -1,52 +1,15 @@
 // Drives a running MCP host with the official TypeScript SDK so the Rust
 // integration tests can check that a real third-party client interoperates.
 //
-// Inputs (environment):
-//   MCP_URL     endpoint, e.g. http://127.0.0.1:PORT/mcp
-//   MCP_BEARER  bearer token text (without the "Bearer " prefix)
-//
-// Output: one JSON object per line on stdout, each tagged with "step", so the
-// Rust side can parse and assert on real values. Diagnostics go to stderr.
-// Exit codes: 0 = all steps ran, 1 = unexpected failure, 2 = global timeout.
+// Inputs, output and exit codes: see ../sdk-shared/steps.mjs.
 
-import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { done, emit, fail, logErrors, readLine, transportOptions, url } from "../sdk-shared/steps.mjs";
 
-const emit = (obj) => console.log(JSON.stringify(obj));
-
-function fail(message, code) {
-  emit({ step: "error", message });
-  process.exit(code);
-}
-
-// Never hang the Rust test: give up after 30 s whatever we are waiting on.
-const watchdog = setTimeout(() => fail("timeout", 2), 30_000);
-
-const url = process.env.MCP_URL;
-const bearer = process.env.MCP_BEARER;
-if (!url || bearer === undefined) fail("MCP_URL and MCP_BEARER must be set", 1);
-
-// Static bearer header on every request (POST, GET probe, DELETE). The SDK's
-// OAuth machinery (authProvider) is deliberately not used.
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: "Bearer " + bearer } },
-});
+const transport = new StreamableHTTPClientTransport(new URL(url), transportOptions);
 const client = new Client({ name: "mcp-host-sdk-test-client", version: "0.0.0" }, { capabilities: {} });
-
-// Background transport errors (e.g. a failed GET probe) never reject a
-// request; log them to stderr so a failing test has something to show.
-client.onerror = (err) => console.error("transport error:", err?.message ?? err);
-
-// Resolves with the first line on stdin; rejects if stdin closes first.
-function readLine() {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: process.stdin });
-    let got = false;
-    rl.once("line", (line) => { got = true; rl.close(); resolve(line); });
-    rl.once("close", () => { if (!got) reject(new Error("stdin closed before revoke signal")); });
-  });
-}
+logErrors(client);
 
 try {
   // a. initialize -> notifications/initialized -> (fire-and-forget) GET probe.
@@ -126,6 +89,4 @@ try {
 //    or 405, so errors here are ignored.
 try { await transport.terminateSession(); } catch { /* expected after revoke */ }
 try { await client.close(); } catch { /* nothing useful to report */ }
-clearTimeout(watchdog);
-emit({ step: "done" });
-process.exit(0);
+done();

@@ -1,68 +1,21 @@
 // Drives the gated_tools example with the TypeScript SDK v1 client (legacy
-// era), with its list-changed handling on: the client lists the tools,
-// ends the interview (which changes the list), must then receive
-// notifications/tools/list_changed on its GET stream and re-list on its own
-// (listChanged.tools.autoRefresh), and calls the tool that appeared.
-//
-// Inputs (environment): MCP_URL, MCP_BEARER (as client.mjs).
-// Output: one JSON object per line on stdout, tagged with "step".
-// Exit codes: 0 = all steps ran, 1 = unexpected failure, 2 = global timeout.
+// era) with its list-changed handling on: after the interview ends, the
+// client must receive notifications/tools/list_changed on its GET stream,
+// re-list on its own, and call the tool that appeared (see
+// ../sdk-shared/steps.mjs for the steps and the environment).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { emit, fail, followTools, listChangedScenario, logErrors, transportOptions, url } from "../sdk-shared/steps.mjs";
 
-const emit = (obj) => console.log(JSON.stringify(obj));
-
-function fail(message, code) {
-  emit({ step: "error", message });
-  process.exit(code);
-}
-
-const watchdog = setTimeout(() => fail("timeout", 2), 30_000);
-
-const url = process.env.MCP_URL;
-const bearer = process.env.MCP_BEARER;
-if (!url || bearer === undefined) fail("MCP_URL and MCP_BEARER must be set", 1);
-
-// Resolved by the SDK's own re-listing after a list_changed notification.
-let relisted;
-const changed = new Promise((resolve) => { relisted = resolve; });
-
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: "Bearer " + bearer } },
-});
-const client = new Client(
-  { name: "mcp-host-sdk-list-changed", version: "0.0.0" },
-  {
-    capabilities: {},
-    listChanged: {
-      tools: {
-        autoRefresh: true,
-        onChanged: (error, tools) => {
-          if (error) fail("re-listing failed: " + String(error?.message ?? error), 1);
-          relisted(tools);
-        },
-      },
-    },
-  },
-);
-client.onerror = (err) => console.error("transport error:", err?.message ?? err);
-
+const { listChanged, changed } = followTools();
+const transport = new StreamableHTTPClientTransport(new URL(url), transportOptions);
+const client = new Client({ name: "mcp-host-sdk-list-changed", version: "0.0.0" }, { capabilities: {}, listChanged });
+logErrors(client);
 try {
   await client.connect(transport);
   emit({ step: "connected", capabilities: client.getServerCapabilities() ?? null });
-  const { tools } = await client.listTools();
-  emit({ step: "tools", names: tools.map((t) => t.name) });
-  const ended = await client.callTool({ name: "end_interview", arguments: {} });
-  emit({ step: "end_interview", isError: ended.isError ?? false, content: ended.content });
-  const now = await changed;
-  emit({ step: "relisted", names: now.map((t) => t.name) });
-  const verdict = await client.callTool({ name: "submit_verdict", arguments: { verdict: "hire" } });
-  emit({ step: "submit_verdict", isError: verdict.isError ?? false, structuredContent: verdict.structuredContent ?? null });
 } catch (err) {
   fail(String(err?.message ?? err), 1);
 }
-try { await client.close(); } catch { /* nothing useful to report */ }
-clearTimeout(watchdog);
-emit({ step: "done" });
-process.exit(0);
+await listChangedScenario(client, changed);

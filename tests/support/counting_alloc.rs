@@ -1,8 +1,9 @@
 //! A global allocator that counts: allocation calls, live heap bytes and
 //! their peak. Shared by `tests/soak.rs` (heap back to its start),
 //! `tests/parse_budget.rs` (the JSON memory bound against real allocations)
-//! and `benches/allocations.rs` (allocations per call, bytes per session);
-//! each includes it with `#[path]` and installs it with `#[global_allocator]`.
+//! and `benches/allocations.rs` (allocations per call, bytes per session).
+//! The tests reach it as `support::counting_alloc`, the bench with
+//! `#[path]`; each that counts installs it with `#[global_allocator]`.
 #![allow(unsafe_code, dead_code)] // a GlobalAlloc impl is unsafe by definition
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,0 +1,234 @@
+//! Binding: the configs `bind` refuses (each naming its field) and the
+//! boundary values it accepts, a taken port, and no runtime.
+
+mod support;
+
+use std::time::Duration;
+
+use embacle_tool_host::{ToolHost, ToolHostConfig};
+use support::*;
+
+/// Config values the host refuses are errors from bind, each naming the
+/// field it refuses; zero durations among them (a zero body timeout would
+/// refuse every body, a zero call limit every call, a zero keep-alive spin).
+/// The values just inside every bound are accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_configs() {
+    let d = ToolHostConfig::default;
+    let tiny = Duration::from_nanos(1);
+    // (field, a config refused for it, a config just inside its bound)
+    let rows: Vec<(&str, Vec<ToolHostConfig>, Vec<ToolHostConfig>)> = vec![
+        (
+            "server_name",
+            ["", "has space", "dot.ted", &"n".repeat(65)]
+                .map(|name| ToolHostConfig {
+                    server_name: name.to_owned(),
+                    ..d()
+                })
+                .to_vec(),
+            ["a", &"Az09_-".repeat(10), &"n".repeat(64)]
+                .map(|name| ToolHostConfig {
+                    server_name: name.to_owned(),
+                    ..d()
+                })
+                .to_vec(),
+        ),
+        (
+            "bind_addr",
+            ["0.0.0.0", "192.168.1.1", "::"]
+                .map(|ip| ToolHostConfig {
+                    bind_addr: ip.parse().unwrap(),
+                    ..d()
+                })
+                .to_vec(),
+            ["127.0.0.1", "127.0.0.2"]
+                .map(|ip| ToolHostConfig {
+                    bind_addr: ip.parse().unwrap(),
+                    ..d()
+                })
+                .to_vec(),
+        ),
+        (
+            "max_body_bytes",
+            vec![ToolHostConfig {
+                max_body_bytes: 0,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                max_body_bytes: 1,
+                ..d()
+            }],
+        ),
+        (
+            "max_sessions",
+            vec![ToolHostConfig {
+                max_sessions: 0,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                max_sessions: 1,
+                ..d()
+            }],
+        ),
+        (
+            "max_batch_len",
+            vec![ToolHostConfig {
+                max_batch_len: 0,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                max_batch_len: 1,
+                ..d()
+            }],
+        ),
+        (
+            "max_parsed_bytes",
+            vec![ToolHostConfig {
+                max_parsed_bytes: 0,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                max_parsed_bytes: 1,
+                ..d()
+            }],
+        ),
+        (
+            "header_read_timeout",
+            vec![ToolHostConfig {
+                header_read_timeout: Duration::ZERO,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                header_read_timeout: tiny,
+                ..d()
+            }],
+        ),
+        (
+            "body_read_timeout",
+            vec![ToolHostConfig {
+                body_read_timeout: Duration::ZERO,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                body_read_timeout: tiny,
+                ..d()
+            }],
+        ),
+        (
+            "call_timeout",
+            vec![ToolHostConfig {
+                call_timeout: Some(Duration::ZERO),
+                ..d()
+            }],
+            // `None` disables the call limit; it is not a zero.
+            [Some(tiny), None]
+                .map(|limit| ToolHostConfig {
+                    call_timeout: limit,
+                    ..d()
+                })
+                .to_vec(),
+        ),
+        (
+            "sse_keep_alive",
+            vec![ToolHostConfig {
+                sse_keep_alive: Duration::ZERO,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                sse_keep_alive: tiny,
+                ..d()
+            }],
+        ),
+        (
+            "write_stall_timeout",
+            vec![ToolHostConfig {
+                write_stall_timeout: Duration::ZERO,
+                ..d()
+            }],
+            vec![ToolHostConfig {
+                write_stall_timeout: tiny,
+                ..d()
+            }],
+        ),
+        (
+            "max_header_bytes",
+            [100, 8191]
+                .map(|bytes| ToolHostConfig {
+                    max_header_bytes: bytes,
+                    ..d()
+                })
+                .to_vec(),
+            vec![ToolHostConfig {
+                max_header_bytes: 8192,
+                ..d()
+            }],
+        ),
+        (
+            "max_connections",
+            [0, 1_000_001]
+                .map(|n| ToolHostConfig {
+                    max_connections: n,
+                    ..d()
+                })
+                .to_vec(),
+            [1, 1_000_000]
+                .map(|n| ToolHostConfig {
+                    max_connections: n,
+                    ..d()
+                })
+                .to_vec(),
+        ),
+    ];
+    for (field, refused, accepted) in rows {
+        for config in refused {
+            let err = within(ToolHost::bind(config.clone())).await.unwrap_err();
+            assert!(err.is_invalid_config(), "{field}: {config:?}");
+            assert!(
+                err.to_string().contains(field),
+                "{err} does not name {field}"
+            );
+        }
+        for config in accepted {
+            let host = within(ToolHost::bind(config.clone())).await;
+            assert!(host.is_ok(), "{field}: {config:?} refused: {host:?}");
+        }
+    }
+}
+
+/// Binding a taken port is a bind error carrying the I/O cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_in_use() {
+    let first = host().await;
+    let err = within(ToolHost::bind(ToolHostConfig {
+        port: first.local_addr().port(),
+        ..ToolHostConfig::default()
+    }))
+    .await
+    .unwrap_err();
+    assert!(err.is_bind());
+    assert!(std::error::Error::source(&err).is_some());
+}
+
+/// Binding outside a Tokio runtime is an error, not a panic.
+#[test]
+fn bind_outside_runtime() {
+    let err = block_on_without_runtime(ToolHost::bind(ToolHostConfig::default())).unwrap_err();
+    assert!(err.is_no_runtime());
+}
+
+/// A minimal executor, so the bind future runs with no Tokio runtime around.
+fn block_on_without_runtime<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    let waker = Waker::from(std::sync::Arc::new(Noop));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Other processes the tests drive: the crate's examples (built by asking
+//! cargo for them) and the Node.js clients of the official TypeScript SDK.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+
+use super::within;
+
+/// An example's executable, built by asking cargo for it.
+///
+/// Plain `cargo test` leaves `target/debug/examples/NAME` behind, but
+/// `cargo test --all-targets` builds examples only in test mode, under a
+/// hashed name; so the test builds the example itself (a no-op when it is
+/// fresh) and takes the path cargo reports.
+pub fn example_path(name: &str) -> PathBuf {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--example", name, "--message-format=json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo build --example {name} failed"
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["target"]["name"] == name)
+        .find_map(|message| message["executable"].as_str().map(Into::into))
+        .expect("cargo reports the example's executable")
+}
+
+/// A running example that hosts tools: its process, and the one
+/// `mcpServers` entry it printed as its first stdout line.
+pub struct RunningExample {
+    pub child: Child,
+    /// The entry: `{"type":"http","name":…,"url":…,"headers":[…]}`.
+    pub entry: Value,
+    pub url: String,
+    /// The bearer text (what follows `Bearer `).
+    pub bearer: String,
+}
+
+impl RunningExample {
+    /// Starts the example `name` and reads its first line.
+    pub async fn start(name: &str) -> Self {
+        let mut child = Command::new(example_path(name))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("the {name} example starts: {e}"));
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = within(lines.next_line())
+            .await
+            .unwrap()
+            .expect("a first line");
+        let servers: Value = serde_json::from_str(&first).expect("first line is JSON");
+        let entry = servers[0].clone();
+        let url = entry["url"].as_str().unwrap().to_owned();
+        let auth = entry["headers"][0]["value"].as_str().unwrap();
+        let bearer = auth.strip_prefix("Bearer ").unwrap().to_owned();
+        Self {
+            child,
+            entry,
+            url,
+            bearer,
+        }
+    }
+
+    /// The listener's address, from the URL.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Sends SIGTERM and checks that the example exits cleanly.
+    pub async fn stop(mut self) {
+        let pid = self.child.id().unwrap().to_string();
+        let killed = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .await
+            .unwrap();
+        assert!(killed.success());
+        let status = within(self.child.wait()).await.unwrap();
+        assert!(
+            status.success(),
+            "the example exits cleanly on SIGTERM: {status}"
+        );
+    }
+}
+
+/// `tests/NAME`, a directory of a Node.js client.
+pub fn client_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name)
+}
+
+/// Installs the pinned packages of the client in `dir` when `package` is
+/// absent from its `node_modules` (`.ci/run` installs them beforehand).
+/// Two tests may install the same directory at once: they take turns.
+pub async fn ensure_installed(dir: &Path, package: &str) {
+    static INSTALL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _turn = INSTALL.lock().await;
+    let installed = dir.join("node_modules").join(package).join("package.json");
+    if installed.exists() {
+        return;
+    }
+    let install = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(dir)
+        .status();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(300), install)
+        .await
+        .expect("npm ci took over 5 minutes")
+        .expect("npm must be installed to run the TypeScript SDK tests");
+    assert!(status.success(), "npm ci failed in {}", dir.display());
+}
+
+/// A Node.js client's stdout: one JSON object per line, tagged `step`.
+pub type Steps = Lines<BufReader<ChildStdout>>;
+
+/// Starts `script` in the client directory `dir`, pointed at `url` with
+/// `bearer`, plus `env`.
+pub fn node_client(
+    dir: &Path,
+    script: &str,
+    url: &str,
+    bearer: &str,
+    env: &[(&str, &str)],
+) -> (Child, Steps) {
+    let mut command = Command::new("node");
+    command
+        .arg(script)
+        .current_dir(dir)
+        .env("MCP_URL", url)
+        .env("MCP_BEARER", bearer)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .expect("node must be installed to run the TypeScript SDK tests");
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
+/// Reads the next JSON line the client prints, failing on its error step.
+pub async fn next_step(lines: &mut Steps) -> Value {
+    let line = within(lines.next_line())
+        .await
+        .expect("read client stdout")
+        .expect("client exited early");
+    let value: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"));
+    assert_ne!(value["step"], "error", "client failed: {value}");
+    value
+}
