@@ -44,14 +44,18 @@
 //! From the top:
 //!
 //! - `host`: [`ToolHost`]; the listener, the accept loop and shutdown.
-//! - `transport` (private): the hyper service function, every HTTP check,
-//!   and the HTTP/1.1 settings a connection is served with; it maps the
-//!   dispatcher's reply classes to status codes.
-//! - `sse` (private): response bodies; the SSE stream that drives a
-//!   streamed call and frames its progress and keep-alives.
+//! - `transport`, `rejection` (private): the hyper service function, every
+//!   HTTP check, and the HTTP/1.1 settings a connection is served with; the
+//!   status table of every refusal. The transport maps the dispatcher's
+//!   reply classes to status codes.
+//! - `response_body`, `sse`, `notification_stream` (private): response
+//!   bodies; the SSE stream that drives a streamed call and frames its
+//!   progress, and the one that carries a session's list changes.
 //! - `mcp` (private): the method dispatcher, a pure function of a body, its
 //!   MCP headers and the session's state (unit-tested without a socket);
-//!   `mcp/tools_call.rs` checks, runs and answers `tools/call`.
+//!   `mcp/tools_call.rs` checks, runs and answers `tools/call`;
+//!   `mcp/subscriptions.rs` opens notification streams and renders what
+//!   they carry.
 //! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
 //!   [`McpServers`], the ACP entries.
 //! - `shared` (private): the state below everything — the host's
@@ -63,6 +67,8 @@
 //!   refusal or failure.
 //! - `call`: [`ToolCall`], the per-call context of long calls, with its
 //!   [`Progress`] reporter and [`CancelSignal`].
+//! - `list_changed`: [`ListChangedNotifier`], and each session's record of
+//!   its list changes that streams wait on.
 //! - `config`: [`ToolHostConfig`], every limit and its validation.
 //! - `server_info` (private): what the server says about itself, rendered
 //!   once per host.

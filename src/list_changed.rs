@@ -5,8 +5,8 @@
 //! stream remembers the generation it last announced; when the counter has
 //! moved it waits [`COALESCE`] (so a burst of signals becomes one
 //! notification), then sends one `notifications/tools/list_changed` and
-//! catches up to the counter. A signal with no stream open is one atomic
-//! add and one atomic load.
+//! catches up to the counter. A signal with no stream open is three atomic
+//! operations (two loads and an add).
 //!
 //! Legacy streams (`GET /mcp`) are one client's, so a change goes out on
 //! exactly one of them: the first to claim its generation. Each 2026-07-28
@@ -68,6 +68,13 @@ impl ListChanges {
     /// The changes signalled so far.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The newest generation a legacy stream has announced: where a new
+    /// legacy stream starts, so that a change whose only stream closed
+    /// before announcing it is announced on the next one.
+    pub(crate) fn legacy_announced(&self) -> u64 {
+        self.legacy_announced.load(Ordering::SeqCst)
     }
 
     /// Claims `generation` for the one legacy stream that announces it:
@@ -159,7 +166,7 @@ impl Drop for StreamSlot {
 ///
 /// It never keeps the session alive: once the session's guard is dropped,
 /// [`notify`](Self::notify) does nothing and [`is_live`](Self::is_live) is
-/// false. With no client listening, a signal costs two atomic operations.
+/// false. With no client listening, a signal costs three atomic operations.
 ///
 /// A surface is built before its session opens, so it cannot be handed a
 /// notifier at construction. Give it a place to receive one instead (a

@@ -5,6 +5,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
 use crate::jsonrpc::{self, code, ErrorObject};
+use crate::mcp;
 use crate::response_body::{json, ResponseBody};
 
 /// Every way a request is turned away before dispatch.
@@ -92,11 +93,12 @@ impl Rejection {
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
         let (status, message) = self.status_and_message();
         let mut body = Vec::with_capacity(128);
-        jsonrpc::write_error(
-            &mut body,
-            None,
-            &ErrorObject::new(code::INVALID_REQUEST, message),
-        );
+        let error = match self {
+            // The same error a listen past the limit gets, with its data.
+            Self::TooManyStreams(limit) => mcp::too_many_streams(limit),
+            _ => ErrorObject::new(code::INVALID_REQUEST, message),
+        };
+        jsonrpc::write_error(&mut body, None, &error);
         let mut response = json(status, body);
         let headers = response.headers_mut();
         if self.closes_connection() {

@@ -8,11 +8,11 @@
 //! | 1 | exactly one `Host`, naming the loopback listener, and the request target's authority, if it has one (absolute form), likewise; at most one `Origin`, allowed if present | 400 (two of one header), 403 |
 //! | 2 | the path is `/mcp` | 404 |
 //! | 3 | exactly one `Authorization: Bearer …`, live (before the body is read) | 401 |
-//! | 4 | the method is `POST` | 405, `Allow: POST` |
+//! | 4 | the method is `POST`, or `GET` with `Accept: text/event-stream` on a session whose surface can change (the legacy stream of list changes, see `mcp/subscriptions.rs`) | 405 with `Allow: GET, POST` (or `Allow: POST` when the session offers no stream); 409 past `max_streams_per_session` |
 //! | 5 | exactly one `Content-Type`, `application/json` | 400 (two), 415 |
 //! | 6 | `Accept`, if present, admits `application/json` | 406 |
 //! | 7 | the body fits `max_body_bytes` and arrives within `body_read_timeout` | 413, 408 |
-//! | 8 | JSON-RPC dispatch (`mcp.rs`) | 400 for malformed bodies and era/envelope errors (an MCP header sent twice among them), 404 for unknown modern methods, 401 if revoked meanwhile, else 200 / 202 |
+//! | 8 | JSON-RPC dispatch (`mcp/`) | 400 for malformed bodies and era/envelope errors (an MCP header sent twice among them), 404 for unknown modern methods, 409 for a `subscriptions/listen` past `max_streams_per_session`, 401 if revoked meanwhile, else 200 (JSON or an SSE stream) / 202 |
 //!
 //! A header that must appear once and appears twice is never resolved by
 //! picking one of its values: two components reading the same request
@@ -180,6 +180,7 @@ fn open_legacy_stream(
         Err(StreamRefused::TooMany) => {
             Err(Rejection::TooManyStreams(shared.max_streams_per_session))
         }
+        Err(StreamRefused::Revoked) => Err(Rejection::Unauthorized),
     }
 }
 

@@ -240,7 +240,10 @@ async fn streams_per_session_are_limited() {
     assert_eq!(second.status, 200);
     let refused = send_once(addr, &get_stream(addr, &bearer)).await;
     assert_eq!(refused.status, 409);
-    assert_eq!(refused.error_code(), -32600);
+    assert_eq!(
+        refused.json()["error"]["data"],
+        json!({"maxStreamsPerSession": 2})
+    );
     let refused = send_once(addr, &listen(addr, &bearer, json!(2), filter.clone())).await;
     assert_eq!(refused.status, 409);
     assert_eq!(
@@ -295,10 +298,12 @@ async fn graceful_shutdown_ends_streams() {
         async move { host.shutdown_graceful(Duration::from_secs(30)).await }
     });
     let end = event_json(&modern.next_event().await.unwrap());
+    let server = json!({"name": "tools", "version": env!("CARGO_PKG_VERSION")});
     assert_eq!(
         end,
         json!({"jsonrpc": "2.0", "id": "s", "result": {"resultType": "complete",
-               "_meta": {"io.modelcontextprotocol/subscriptionId": "s"}}})
+               "_meta": {"io.modelcontextprotocol/subscriptionId": "s",
+                         "io.modelcontextprotocol/serverInfo": server}}})
     );
     assert_eq!(modern.next_event().await, None);
     assert_eq!(legacy.next_event().await, None);

@@ -43,7 +43,9 @@ use crate::server_info::ServerInfo;
 use crate::shared::Lease;
 use crate::unwind::CatchUnwind;
 
-pub(crate) use subscriptions::{legacy_stream, Delivery, StreamRefused, Subscription};
+pub(crate) use subscriptions::{
+    legacy_stream, too_many_streams, Delivery, StreamRefused, Subscription,
+};
 
 /// What kind of reply a body earned; `transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use super::{Handled, ReplyClass, Respond};
-use crate::era::META_SUBSCRIPTION_ID;
+use crate::era::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::json_out::write_json;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::list_changed::StreamSlot;
@@ -59,11 +59,16 @@ pub(crate) enum StreamRefused {
     NotOffered,
     /// The session has `max_streams_per_session` open already.
     TooMany,
+    /// The session's bearer was revoked while the request was in flight.
+    Revoked,
 }
 
 /// `GET /mcp` with `Accept: text/event-stream` (legacy era): a stream of
 /// the session's list changes.
 pub(crate) fn legacy_stream(lease: &Lease) -> Result<Subscription, StreamRefused> {
+    if !lease.is_live() {
+        return Err(StreamRefused::Revoked);
+    }
     if !lease.session.list_can_change {
         return Err(StreamRefused::NotOffered);
     }
@@ -80,18 +85,21 @@ pub(crate) fn legacy_stream(lease: &Lease) -> Result<Subscription, StreamRefused
 }
 
 fn open_slot(lease: &Lease) -> Result<StreamSlot, StreamRefused> {
-    lease
-        .session
-        .list_changes
+    let changes = &lease.session.list_changes;
+    changes
         .open_stream(lease.shared.max_streams_per_session)
-        .ok_or(StreamRefused::TooMany)
+        .ok_or_else(|| match changes.is_revoked() {
+            true => StreamRefused::Revoked,
+            false => StreamRefused::TooMany,
+        })
 }
 
-/// The error for a session whose streams are all open.
-fn too_many_streams(limit: usize) -> ErrorObject {
+/// The error for a session whose streams are all open, for GET and listen
+/// alike.
+pub(crate) fn too_many_streams(limit: usize) -> ErrorObject {
     ErrorObject::new(
         code::INVALID_REQUEST,
-        format!("Conflict: this session already has {limit} open streams, the host's limit"),
+        "Conflict: this session has as many open streams as the host allows",
     )
     .with_data(serde_json::json!({"maxStreamsPerSession": limit}))
 }
@@ -107,6 +115,9 @@ pub(super) fn listen(
     may_stream: bool,
     out: &mut Vec<u8>,
 ) -> Handled {
+    if !lease.is_live() {
+        return Handled::Revoked;
+    }
     if !may_stream {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
@@ -120,10 +131,14 @@ pub(super) fn listen(
         .and_then(|n| n.get("toolsListChanged"))
         == Some(&Value::Bool(true));
     let listening = if requested && lease.session.list_can_change {
-        let Ok(slot) = open_slot(lease) else {
-            let error = too_many_streams(lease.shared.max_streams_per_session);
-            jsonrpc::write_error(out, Some(respond.id), &error);
-            return Handled::Wrote(ReplyClass::TooManyStreams);
+        let slot = match open_slot(lease) {
+            Ok(slot) => slot,
+            Err(StreamRefused::TooMany) => {
+                let error = too_many_streams(lease.shared.max_streams_per_session);
+                jsonrpc::write_error(out, Some(respond.id), &error);
+                return Handled::Wrote(ReplyClass::TooManyStreams);
+            }
+            Err(StreamRefused::Revoked | StreamRefused::NotOffered) => return Handled::Revoked,
         };
         Some(Listening {
             change: change_notification(respond.id),
@@ -141,12 +156,19 @@ pub(super) fn listen(
     }))
 }
 
-/// `,"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
-fn write_subscription_meta(out: &mut Vec<u8>, id: &Value) {
+/// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`, and the
+/// server's implementation too when `server` is given.
+fn write_subscription_meta(out: &mut Vec<u8>, id: &Value, server: Option<&str>) {
     out.extend_from_slice(b"\"_meta\":{\"");
     out.extend_from_slice(META_SUBSCRIPTION_ID.as_bytes());
     out.extend_from_slice(b"\":");
     write_json(out, id);
+    if let Some(server) = server {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(META_SERVER_INFO.as_bytes());
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(server.as_bytes());
+    }
     out.push(b'}');
 }
 
@@ -155,7 +177,7 @@ fn acknowledgement(id: &Value, tools_list_changed: bool) -> Vec<u8> {
     out.extend_from_slice(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{",
     );
-    write_subscription_meta(&mut out, id);
+    write_subscription_meta(&mut out, id, None);
     out.extend_from_slice(if tools_list_changed {
         b",\"notifications\":{\"toolsListChanged\":true}}}"
     } else {
@@ -169,17 +191,20 @@ fn change_notification(id: &Value) -> Vec<u8> {
     out.extend_from_slice(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{",
     );
-    write_subscription_meta(&mut out, id);
+    write_subscription_meta(&mut out, id, None);
     out.extend_from_slice(b"}}");
     out
 }
 
-/// The listen request's result, which ends the subscription gracefully.
+/// The listen request's result, which ends the subscription gracefully:
+/// `resultType`, and in `_meta` the subscription id and, as on every
+/// modern result, the server.
 fn closing_result(respond: Respond<'_>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(192);
+    let mut out = Vec::with_capacity(256);
     jsonrpc::open_result(&mut out, respond.id);
     out.extend_from_slice(b"\"resultType\":\"complete\",");
-    write_subscription_meta(&mut out, respond.id);
+    let server = respond.info.implementation.as_str();
+    write_subscription_meta(&mut out, respond.id, Some(server));
     jsonrpc::close_result(&mut out);
     out
 }
