@@ -69,7 +69,10 @@ pub fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
 /// The whole request path minus the socket: `input` is written, as raw
 /// HTTP/1.1 bytes, into an in-memory duplex pipe served exactly as a
 /// connection of the host is (same builder, same service), the write side
-/// is then closed, and everything the host wrote back is returned.
+/// is then closed, and everything the host wrote back is returned: until
+/// the host closes the pipe, or falls silent for 100 ms (a response that
+/// streams, such as the stream of list changes a GET opens, never ends by
+/// itself). Then the connection is dropped.
 pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -91,8 +94,16 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
         let _ = writer.shutdown().await;
     });
     let mut output = Vec::new();
-    let _ = reader.read_to_end(&mut output).await;
+    let mut chunk = [0u8; 8192];
+    loop {
+        let read = reader.read(&mut chunk);
+        match tokio::time::timeout(std::time::Duration::from_millis(100), read).await {
+            Ok(Ok(0) | Err(_)) | Err(_) => break,
+            Ok(Ok(n)) => output.extend_from_slice(&chunk[..n]),
+        }
+    }
     writing.abort();
+    serving.abort();
     let _ = serving.await;
     output
 }
