@@ -1,13 +1,51 @@
-//! Standard base64 decoding (RFC 4648 §4), for the `=?base64?…?=` form that
-//! MCP 2026-07-28 uses for header values that are not plain ASCII.
+//! Standard base64 (RFC 4648 §4): decoding for the `=?base64?…?=` form that
+//! MCP 2026-07-28 uses for header values that are not plain ASCII, and
+//! encoding for the bytes of image, audio and blob content blocks.
 //!
-//! Decode only: the host never has to encode. Only the canonical padded
-//! form is accepted: a length that is not a multiple of four (`aGk` for
+//! Decoding accepts only the canonical padded form: a length that is not a multiple of four (`aGk` for
 //! `hi`), characters outside the alphabet, misplaced padding and non-zero
 //! leftover bits are all refused. MCP 2026-07-28 names "invalid Base64
 //! padding" as a reason to reject a header, and the official conformance
 //! suite (`sep-2243-server-reject-invalid-param-chars`) sends exactly an
 //! unpadded value and expects 400; every real encoder pads.
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Appends the padded encoding of `data` to `out`.
+pub(crate) fn encode_into(out: &mut Vec<u8>, data: &[u8]) {
+    out.reserve(data.len().div_ceil(3) * 4);
+    let mut chunks = data.chunks_exact(3);
+    for chunk in &mut chunks {
+        let n = u32::from(chunk[0]) << 16 | u32::from(chunk[1]) << 8 | u32::from(chunk[2]);
+        out.extend_from_slice(&[
+            ALPHABET[(n >> 18) as usize & 63],
+            ALPHABET[(n >> 12) as usize & 63],
+            ALPHABET[(n >> 6) as usize & 63],
+            ALPHABET[n as usize & 63],
+        ]);
+    }
+    match *chunks.remainder() {
+        [a] => {
+            let n = u32::from(a) << 16;
+            out.extend_from_slice(&[
+                ALPHABET[(n >> 18) as usize & 63],
+                ALPHABET[(n >> 12) as usize & 63],
+                b'=',
+                b'=',
+            ]);
+        }
+        [a, b] => {
+            let n = u32::from(a) << 16 | u32::from(b) << 8;
+            out.extend_from_slice(&[
+                ALPHABET[(n >> 18) as usize & 63],
+                ALPHABET[(n >> 12) as usize & 63],
+                ALPHABET[(n >> 6) as usize & 63],
+                b'=',
+            ]);
+        }
+        _ => {}
+    }
+}
 
 /// Decodes `text`, or `None` if it is not canonical, padded base64.
 pub(crate) fn decode(text: &[u8]) -> Option<Vec<u8>> {
@@ -68,6 +106,9 @@ mod tests {
                 Some(plain.as_bytes()),
                 "{encoded}"
             );
+            let mut out = Vec::new();
+            encode_into(&mut out, plain.as_bytes());
+            assert_eq!(out, encoded.as_bytes(), "{plain}");
             let bare = encoded.trim_end_matches('=');
             if bare.len() != encoded.len() {
                 assert_eq!(decode(bare.as_bytes()), None, "{bare}");
@@ -75,6 +116,17 @@ mod tests {
         }
         assert_eq!(decode("w6k=".as_bytes()).as_deref(), Some("é".as_bytes()));
         assert_eq!(decode(b"+/+/").as_deref(), Some(&[0xfb, 0xff, 0xbf][..]));
+    }
+
+    /// Every byte string of every remainder length decodes back to itself.
+    #[test]
+    fn encode_round_trips() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        for len in 0..bytes.len() {
+            let mut out = Vec::new();
+            encode_into(&mut out, &bytes[..len]);
+            assert_eq!(decode(&out).as_deref(), Some(&bytes[..len]), "{len}");
+        }
     }
 
     /// Invalid alphabet, impossible lengths, bad padding and non-zero

@@ -58,6 +58,8 @@ pub(crate) const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key a modern request declares its capabilities under.
 pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key a modern request asks for log messages with.
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// The `_meta` key modern results name the server under.
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// The `_meta` key that ties a notification to its `subscriptions/listen`.
@@ -75,6 +77,26 @@ impl Era {
     /// (2026-07-28), rather than only an object (every earlier revision).
     pub(crate) fn any_structured_content(self) -> bool {
         matches!(self, Self::Modern(_))
+    }
+
+    /// Whether the revision defines the `resource_link` content block
+    /// (2025-06-18 and later).
+    pub(crate) fn has_resource_links(self) -> bool {
+        self.version() >= "2025-06-18"
+    }
+
+    /// Whether content annotations may carry `lastModified` (2025-06-18
+    /// and later).
+    pub(crate) fn has_last_modified(self) -> bool {
+        self.version() >= "2025-06-18"
+    }
+
+    /// The revision's version string; revisions are dates, so they order
+    /// as strings do.
+    pub(crate) fn version(self) -> &'static str {
+        match self {
+            Self::Legacy(version) | Self::Modern(version) => version,
+        }
     }
 }
 

@@ -4,8 +4,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::content::{ContentBlock, EmbeddedResource, ResourceLink};
 use crate::era::Era;
-use crate::json_out::{write_json, write_json_str};
+use crate::json_out::write_json;
 
 /// How one tool call ended.
 ///
@@ -14,8 +15,8 @@ use crate::json_out::{write_json, write_json_str};
 ///
 /// | outcome | on the wire | who reads it |
 /// |---|---|---|
-/// | **success** ([`text`](Self::text), [`json`](Self::json), [`text_and_json`](Self::text_and_json)) | a `tools/call` result | the model |
-/// | **refused** ([`refused`](Self::refused), [`refused_with`](Self::refused_with)) | a result with `isError: true` and the reason as text | the model, which can adapt: fix its arguments, try another tool, tell the user |
+/// | **success** ([`text`](Self::text), [`json`](Self::json), [`image`](Self::image), [`blocks`](Self::blocks), [`builder`](Self::builder), …) | a `tools/call` result | the model |
+/// | **refused** ([`refused`](Self::refused), [`refused_with`](Self::refused_with), [`OutcomeBuilder::refused`]) | a result with `isError: true` and the reason as text | the model, which can adapt: fix its arguments, try another tool, tell the user |
 /// | **failed** ([`failed`](Self::failed)) | a JSON-RPC error, code `-32603` | the agent, not the model: the host could not run the tool |
 ///
 /// A `Result<Value, E>` cannot say this: its `Err` would have to mean either
@@ -50,13 +51,11 @@ pub struct ToolOutcome {
 
 #[derive(Clone, PartialEq)]
 pub(crate) enum OutcomeKind {
-    Success {
-        text: Option<String>,
-        json: Option<Value>,
-    },
-    Refused {
-        reason: String,
-        details: Option<Value>,
+    /// A result: a success, or with `is_error` a refusal.
+    Result {
+        content: Vec<ContentBlock>,
+        structured: Option<Value>,
+        is_error: bool,
     },
     Failed {
         message: String,
@@ -66,45 +65,71 @@ pub(crate) enum OutcomeKind {
 impl ToolOutcome {
     /// Success with a text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::success(Some(text.into()), None)
+        Self::builder().text(text).build()
     }
 
     /// Success with a JSON result (see "JSON results" above).
     pub fn json(json: Value) -> Self {
-        Self::success(None, Some(json))
+        Self::builder().json(json).build()
     }
 
     /// Success with both: the text first, then the JSON.
     pub fn text_and_json(text: impl Into<String>, json: Value) -> Self {
-        Self::success(Some(text.into()), Some(json))
+        Self::builder().text(text).json(json).build()
     }
 
-    fn success(text: Option<String>, json: Option<Value>) -> Self {
-        Self {
-            kind: OutcomeKind::Success { text, json },
-        }
+    /// Success with one image: its bytes and MIME type (`image/png`, …).
+    pub fn image(data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        Self::builder().image(data, mime_type).build()
+    }
+
+    /// Success with one audio block: its bytes and MIME type (`audio/wav`, …).
+    pub fn audio(data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        Self::builder().audio(data, mime_type).build()
+    }
+
+    /// Success with these content blocks, in order.
+    pub fn blocks(blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
+        let mut builder = Self::builder();
+        builder.content.extend(blocks);
+        builder.build()
+    }
+
+    /// A builder for a result of several blocks, a success or a refusal.
+    ///
+    /// ```
+    /// use embacle_tool_host::{EmbeddedResource, ResourceLink, ToolOutcome};
+    /// use serde_json::json;
+    ///
+    /// let report = ToolOutcome::builder()
+    ///     .text("3 files changed")
+    ///     .resource(EmbeddedResource::text("file:///tmp/diff.patch", "--- a\n+++ b\n"))
+    ///     .resource_link(ResourceLink::new("file:///tmp/log.txt", "log.txt"))
+    ///     .json(json!({"changed": 3}))
+    ///     .build();
+    /// assert!(report.is_success());
+    ///
+    /// let too_big = ToolOutcome::builder()
+    ///     .text("the image is over 10 MB; here is a thumbnail")
+    ///     .image(vec![0x89, b'P', b'N', b'G'], "image/png")
+    ///     .refused();
+    /// assert!(too_big.is_refused());
+    /// ```
+    pub fn builder() -> OutcomeBuilder {
+        OutcomeBuilder::default()
     }
 
     /// The tool ran and declined; the model reads `reason`.
     pub fn refused(reason: impl Into<String>) -> Self {
-        Self {
-            kind: OutcomeKind::Refused {
-                reason: reason.into(),
-                details: None,
-            },
-        }
+        Self::builder().text(reason).refused()
     }
 
     /// A refusal with a structured payload besides the reason, such as when
-    /// a quota resets. An object goes to `structuredContent`; any other
-    /// value is added to `content` as compact JSON text.
+    /// a quota resets. The payload is served like a [`json`](Self::json)
+    /// result: as compact JSON text after the reason, and as
+    /// `structuredContent` where the revision allows its shape.
     pub fn refused_with(reason: impl Into<String>, details: Value) -> Self {
-        Self {
-            kind: OutcomeKind::Refused {
-                reason: reason.into(),
-                details: Some(details),
-            },
-        }
+        Self::builder().text(reason).json(details).refused()
     }
 
     /// The host could not run the tool. The client receives a JSON-RPC
@@ -118,15 +143,22 @@ impl ToolOutcome {
         }
     }
 
-    /// True for [`text`](Self::text), [`json`](Self::json) and
-    /// [`text_and_json`](Self::text_and_json).
+    /// True for a success: every constructor but the refusals and
+    /// [`failed`](Self::failed).
     pub fn is_success(&self) -> bool {
-        matches!(self.kind, OutcomeKind::Success { .. })
+        matches!(
+            self.kind,
+            OutcomeKind::Result {
+                is_error: false,
+                ..
+            }
+        )
     }
 
-    /// True for [`refused`](Self::refused) and [`refused_with`](Self::refused_with).
+    /// True for [`refused`](Self::refused), [`refused_with`](Self::refused_with)
+    /// and [`OutcomeBuilder::refused`].
     pub fn is_refused(&self) -> bool {
-        matches!(self.kind, OutcomeKind::Refused { .. })
+        matches!(self.kind, OutcomeKind::Result { is_error: true, .. })
     }
 
     /// True for [`failed`](Self::failed).
@@ -134,12 +166,29 @@ impl ToolOutcome {
         matches!(self.kind, OutcomeKind::Failed { .. })
     }
 
+    /// The content blocks of a success or a refusal, in order (empty for a
+    /// failure). A JSON value appears here as its compact text block.
+    pub fn content(&self) -> &[ContentBlock] {
+        match &self.kind {
+            OutcomeKind::Result { content, .. } => content,
+            OutcomeKind::Failed { .. } => &[],
+        }
+    }
+
+    /// The JSON value of a success or a refusal, if it has one.
+    pub fn structured_content(&self) -> Option<&Value> {
+        match &self.kind {
+            OutcomeKind::Result { structured, .. } => structured.as_ref(),
+            OutcomeKind::Failed { .. } => None,
+        }
+    }
+
     /// The message of a [`failed`](Self::failed) outcome, which the host
     /// answers with a JSON-RPC error instead of a result.
     pub(crate) fn failure_message(&self) -> Option<&str> {
         match &self.kind {
             OutcomeKind::Failed { message } => Some(message),
-            OutcomeKind::Success { .. } | OutcomeKind::Refused { .. } => None,
+            OutcomeKind::Result { .. } => None,
         }
     }
 
@@ -148,40 +197,111 @@ impl ToolOutcome {
     /// when they apply), without the braces. A failure has no result and
     /// writes nothing: ask [`failure_message`](Self::failure_message) first.
     pub(crate) fn write_members(&self, out: &mut Vec<u8>, era: Era) {
-        let (text, json, is_error) = match &self.kind {
-            OutcomeKind::Success { text, json } => (text.as_deref(), json.as_ref(), false),
-            OutcomeKind::Refused { reason, details } => {
-                (Some(reason.as_str()), details.as_ref(), true)
-            }
-            OutcomeKind::Failed { .. } => {
-                debug_assert!(false, "a failure has no result members");
-                return;
-            }
+        let OutcomeKind::Result {
+            content,
+            structured,
+            is_error,
+        } = &self.kind
+        else {
+            debug_assert!(false, "a failure has no result members");
+            return;
         };
         out.extend_from_slice(b"\"content\":[");
-        let text_block = |out: &mut Vec<u8>, text: &str| {
-            out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-            write_json_str(out, text);
-            out.push(b'}');
-        };
-        if let Some(text) = text {
-            text_block(out, text);
-        }
-        if let Some(json) = json {
-            if text.is_some() {
+        for (i, block) in content.iter().enumerate() {
+            if i > 0 {
                 out.push(b',');
             }
-            // The text block carries the JSON as a JSON string: render the
-            // value compactly, then quote that rendering.
-            text_block(out, &json.to_string());
+            block.write(out, era);
         }
         out.push(b']');
-        if let Some(json) = json.filter(|j| j.is_object() || era.any_structured_content()) {
+        let structured = structured.as_ref();
+        if let Some(json) = structured.filter(|j| j.is_object() || era.any_structured_content()) {
             out.extend_from_slice(b",\"structuredContent\":");
             write_json(out, json);
         }
-        if is_error {
+        if *is_error {
             out.extend_from_slice(b",\"isError\":true");
+        }
+    }
+}
+
+/// Builds a [`ToolOutcome`] of several content blocks; see
+/// [`ToolOutcome::builder`]. Blocks are served in the order they were
+/// added.
+#[derive(Debug, Default)]
+#[must_use = "a builder does nothing until `build` or `refused`"]
+pub struct OutcomeBuilder {
+    content: Vec<ContentBlock>,
+    structured: Option<Value>,
+}
+
+impl OutcomeBuilder {
+    /// Adds a text block.
+    pub fn text(self, text: impl Into<String>) -> Self {
+        self.block(ContentBlock::text(text))
+    }
+
+    /// Adds an image block.
+    pub fn image(self, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        self.block(ContentBlock::image(data, mime_type))
+    }
+
+    /// Adds an audio block.
+    pub fn audio(self, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        self.block(ContentBlock::audio(data, mime_type))
+    }
+
+    /// Adds a resource link block.
+    pub fn resource_link(self, link: ResourceLink) -> Self {
+        self.block(ContentBlock::resource_link(link))
+    }
+
+    /// Adds an embedded resource block.
+    pub fn resource(self, resource: EmbeddedResource) -> Self {
+        self.block(ContentBlock::resource(resource))
+    }
+
+    /// Adds any block (one with annotations, say).
+    pub fn block(mut self, block: ContentBlock) -> Self {
+        self.content.push(block);
+        self
+    }
+
+    /// Adds `json` as a compact JSON text block, and makes it the result's
+    /// `structuredContent` (see "JSON results" on [`ToolOutcome`]); a
+    /// later call replaces the structured value, not the text.
+    pub fn json(mut self, json: Value) -> Self {
+        self.content.push(ContentBlock::text(json.to_string()));
+        self.structured = Some(json);
+        self
+    }
+
+    /// Sets `structuredContent` alone, with no text block. MCP asks for the
+    /// JSON as text too, for clients that read only `content`: prefer
+    /// [`json`](Self::json) unless a block already says the same.
+    pub fn structured(mut self, json: Value) -> Self {
+        self.structured = Some(json);
+        self
+    }
+
+    /// A success.
+    pub fn build(self) -> ToolOutcome {
+        self.finish(false)
+    }
+
+    /// A refusal (`isError: true`): the tool ran and declined, and the
+    /// blocks say why.
+    pub fn refused(self) -> ToolOutcome {
+        self.finish(true)
+    }
+
+    fn finish(self, is_error: bool) -> ToolOutcome {
+        ToolOutcome {
+            kind: OutcomeKind::Result {
+                content: self.content,
+                structured: self.structured,
+                is_error,
+            },
         }
     }
 }
@@ -189,15 +309,14 @@ impl ToolOutcome {
 impl fmt::Debug for ToolOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            OutcomeKind::Success { text, json } => f
-                .debug_struct("Success")
-                .field("text", text)
-                .field("json", json)
-                .finish(),
-            OutcomeKind::Refused { reason, details } => f
-                .debug_struct("Refused")
-                .field("reason", reason)
-                .field("details", details)
+            OutcomeKind::Result {
+                content,
+                structured,
+                is_error,
+            } => f
+                .debug_struct(if *is_error { "Refused" } else { "Success" })
+                .field("content", content)
+                .field("structured", structured)
                 .finish(),
             OutcomeKind::Failed { message } => {
                 f.debug_struct("Failed").field("message", message).finish()
@@ -278,6 +397,57 @@ mod tests {
     fn modern_structured_content_may_be_any_value() {
         let v = result(&ToolOutcome::json(json!([1, 2])), MODERN);
         assert_eq!(v["structuredContent"], json!([1, 2]));
+    }
+
+    /// A builder's blocks keep their order, a refusal carries them all, and
+    /// the accessors show what will be served.
+    #[test]
+    fn builder_results() {
+        let mixed = ToolOutcome::builder()
+            .text("t")
+            .image(vec![1u8, 2, 3], "image/png")
+            .json(json!({"k": 1}))
+            .audio(vec![4u8], "audio/wav")
+            .build();
+        assert_eq!(
+            result(&mixed, LEGACY),
+            json!({
+                "content": [
+                    {"type": "text", "text": "t"},
+                    {"type": "image", "data": "AQID", "mimeType": "image/png"},
+                    {"type": "text", "text": "{\"k\":1}"},
+                    {"type": "audio", "data": "BA==", "mimeType": "audio/wav"},
+                ],
+                "structuredContent": {"k": 1},
+            })
+        );
+        assert_eq!(mixed.content().len(), 4);
+        assert_eq!(mixed.content()[0].as_text(), Some("t"));
+        assert_eq!(mixed.structured_content(), Some(&json!({"k": 1})));
+        let refused = ToolOutcome::builder()
+            .text("too big")
+            .image(vec![0u8], "image/png")
+            .refused();
+        assert!(refused.is_refused() && !refused.is_success());
+        assert_eq!(
+            result(&refused, MODERN),
+            json!({
+                "content": [
+                    {"type": "text", "text": "too big"},
+                    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                ],
+                "isError": true,
+            })
+        );
+        let empty = ToolOutcome::blocks([]);
+        assert_eq!(result(&empty, LEGACY), json!({"content": []}));
+        let structured_only = ToolOutcome::builder().structured(json!([1])).build();
+        assert_eq!(result(&structured_only, LEGACY), json!({"content": []}));
+        assert_eq!(
+            result(&structured_only, MODERN),
+            json!({"content": [], "structuredContent": [1]})
+        );
+        assert!(ToolOutcome::failed("x").content().is_empty());
     }
 
     /// A failure has no result; its message goes to the JSON-RPC error.

@@ -18,6 +18,7 @@ use crate::config::ToolHostConfig;
 use crate::entry::EntryGate;
 use crate::in_flight::InFlightCalls;
 use crate::list_changed::{Latch, ListChanges};
+use crate::log_level::SessionLogLevel;
 use crate::revocation::{RevocationSlab, SlotRef};
 use crate::server_info::ServerInfo;
 use crate::surface::DynSurface;
@@ -100,6 +101,8 @@ impl Shared {
         let state = Arc::new(SessionState {
             list_can_change: surface.list_can_change(),
             list_changes: Arc::default(),
+            may_log: surface.may_log(),
+            log_level: SessionLogLevel::default(),
             surface,
             calls_served: AtomicU64::new(0),
             id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
@@ -168,6 +171,11 @@ pub(crate) struct SessionState {
     pub(crate) list_can_change: bool,
     /// The session's list changes, for its notifiers and streams.
     pub(crate) list_changes: Arc<ListChanges>,
+    /// Whether the surface logs, asked once at open: then `logging` is
+    /// advertised and `logging/setLevel` served.
+    pub(crate) may_log: bool,
+    /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier).
+    pub(crate) log_level: SessionLogLevel,
 }
 
 /// A session's non-secret identifier, unique within its host; for logs.

@@ -1,5 +1,5 @@
 //! SSE framing, and the stream that *drives* a tool call and carries its
-//! progress.
+//! progress and log messages.
 //!
 //! The stream owns the call's future and polls it from the body's
 //! `poll_frame`, so the call lives exactly as long as the response: when
@@ -7,11 +7,14 @@
 //! which drops the tool's future — the cancellation MCP 2026-07-28 defines —
 //! and nothing more is sent for that request.
 //!
-//! Event order on the wire: `notifications/progress` events (strictly
-//! increasing, at most one per [`PROGRESS_INTERVAL`], the latest when reports
-//! come faster), `:` keep-alive comments after each `keep_alive` of silence,
-//! then one final JSON-RPC response, then the end of the stream.
+//! Event order on the wire: `notifications/message` events (each, in
+//! order) and `notifications/progress` events (strictly increasing, at most
+//! one per [`PROGRESS_INTERVAL`], the latest when reports come faster),
+//! `:` keep-alive comments after each `keep_alive` of silence, then the
+//! events still waiting when the call ends, then one final JSON-RPC
+//! response, then the end of the stream.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use tokio::time::{Instant, Sleep};
 
-use crate::call::ProgressState;
+use crate::call_events::{CallEvents, Event};
 use crate::future::BoxFuture;
 use crate::mcp::StreamedCall;
 
@@ -30,15 +33,13 @@ pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// One streamed tool call: its future (which yields the final response, or
 /// `None` when the call was cancelled and nothing more may be sent), its
-/// progress reports and its timers.
+/// events and its timers.
 pub(crate) struct SseCall {
     call: Option<BoxFuture<'static, Option<Vec<u8>>>>,
-    progress: Arc<ProgressState>,
-    /// A frame to send before anything else (a report flushed at the end,
-    /// ahead of the final response).
-    queued: Option<Bytes>,
-    /// The final response, sent after `queued`.
-    last: Option<Bytes>,
+    events: Arc<CallEvents>,
+    /// Frames to send before anything else: the events flushed at the end,
+    /// ahead of the final response, and then the response itself.
+    queued: VecDeque<Bytes>,
     keep_alive: KeepAlive,
     /// When the next progress event may go out.
     throttle: Pin<Box<Sleep>>,
@@ -52,9 +53,8 @@ impl SseCall {
         let now = Instant::now();
         Self {
             call: Some(call.call),
-            progress: call.progress,
-            queued: None,
-            last: None,
+            events: call.events,
+            queued: VecDeque::new(),
             keep_alive: KeepAlive::new(keep_alive),
             throttle: Box::pin(tokio::time::sleep_until(now)),
             throttled: false,
@@ -62,38 +62,43 @@ impl SseCall {
     }
 
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        if let Some(frame) = self.queued.take().or_else(|| self.last.take()) {
+        if let Some(frame) = self.queued.pop_front() {
             return Poll::Ready(Some(frame));
         }
         let Some(call) = self.call.as_mut() else {
             return Poll::Ready(None);
         };
-        // The call first: a finished call ends the stream, and a report it
-        // made on its way out is flushed just ahead of the response.
+        // The call first: a finished call ends the stream, and what it
+        // logged or reported on its way out is flushed just ahead of the
+        // response.
         if let Poll::Ready(response) = call.as_mut().poll(cx) {
             self.call = None;
-            let report = self.progress.close();
+            let pending = self.events.close();
             let Some(response) = response else {
                 // Cancelled: nothing more for this request.
                 return Poll::Ready(None);
             };
-            self.last = Some(event(&response));
-            if let Some(report) = report {
-                return Poll::Ready(Some(event(&self.progress.notification(&report))));
-            }
-            return Poll::Ready(self.last.take());
+            self.queued
+                .extend(pending.iter().map(|message| event(message)));
+            self.queued.push_back(event(&response));
+            return Poll::Ready(self.queued.pop_front());
         }
         if self.throttled && self.throttle.as_mut().poll(cx).is_ready() {
             self.throttled = false;
         }
-        if !self.throttled {
-            if let Some(report) = self.progress.take_or_register(cx.waker()) {
-                let now = Instant::now();
-                self.throttle.as_mut().reset(now + PROGRESS_INTERVAL);
-                self.throttled = true;
-                self.keep_alive.sent();
-                return Poll::Ready(Some(event(&self.progress.notification(&report))));
-            }
+        if let Some(next) = self.events.next(cx.waker(), !self.throttled) {
+            let message = match next {
+                Event::Log(message) => message,
+                Event::Progress(message) => {
+                    self.throttle
+                        .as_mut()
+                        .reset(Instant::now() + PROGRESS_INTERVAL);
+                    self.throttled = true;
+                    message
+                }
+            };
+            self.keep_alive.sent();
+            return Poll::Ready(Some(event(&message)));
         }
         if let Some(comment) = self.keep_alive.poll(cx) {
             return Poll::Ready(Some(comment));

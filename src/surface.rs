@@ -135,6 +135,20 @@ pub trait ToolSurface: Send + Sync + 'static {
     fn list_can_change(&self) -> bool {
         true
     }
+
+    /// Whether this surface's tools send log messages
+    /// ([`ToolCall::log`](crate::ToolCall::log)). Asked once, when the
+    /// session opens.
+    ///
+    /// When true, the session advertises the `logging` capability and
+    /// serves `logging/setLevel`, and a call whose client accepts SSE is
+    /// answered on a stream that carries its log messages ahead of the
+    /// result (see [`Logger`](crate::Logger)). The default is false: no
+    /// capability, `logging/setLevel` is `-32601`, and `log` is a no-op, so
+    /// surfaces that never log keep plain JSON responses.
+    fn may_log(&self) -> bool {
+        false
+    }
 }
 
 /// `ToolSurface` with its futures boxed, so sessions can hold any surface
@@ -144,6 +158,7 @@ pub(crate) trait DynSurface: Send + Sync {
     fn is_visible<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool>;
     fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome>;
     fn list_can_change(&self) -> bool;
+    fn may_log(&self) -> bool;
 }
 
 impl<S: ToolSurface> DynSurface for S {
@@ -161,5 +176,9 @@ impl<S: ToolSurface> DynSurface for S {
 
     fn list_can_change(&self) -> bool {
         ToolSurface::list_can_change(self)
+    }
+
+    fn may_log(&self) -> bool {
+        ToolSurface::may_log(self)
     }
 }

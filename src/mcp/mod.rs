@@ -33,14 +33,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::call::ProgressState;
+use crate::call_events::CallEvents;
 use crate::era::{self, EnvelopeHeaders, Era};
 use crate::future::BoxFuture;
 use crate::json_out::write_json_str;
 use crate::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, Request};
+use crate::log_level::LogLevel;
 use crate::server_info::ServerInfo;
-use crate::shared::Lease;
+use crate::shared::{Lease, SessionState};
 use crate::unwind::CatchUnwind;
 
 pub(crate) use subscriptions::{
@@ -91,10 +92,10 @@ impl Reply {
 
 /// A `tools/call` to run while its response streams: the future that runs
 /// it and yields its final response (`None` when it was cancelled and
-/// nothing more may be sent), and the progress it reports meanwhile.
+/// nothing more may be sent), and the progress and logs it sends meanwhile.
 pub(crate) struct StreamedCall {
     pub(crate) call: BoxFuture<'static, Option<Vec<u8>>>,
-    pub(crate) progress: Arc<ProgressState>,
+    pub(crate) events: Arc<CallEvents>,
 }
 
 /// What the transport knows about the request besides its body.
@@ -262,16 +263,15 @@ async fn handle_request(
     };
     match (era, method.as_ref()) {
         (Era::Legacy(_), "initialize") => {
-            let list_changed = lease.session.list_can_change;
-            initialize(respond, params.as_ref(), framing, list_changed, out)
+            initialize(respond, params.as_ref(), framing, &lease.session, out)
         }
         (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
-        (Era::Modern(_), "server/discover") => {
-            let list_changed = lease.session.list_can_change;
-            respond.result(out, ResultKind::Listing, |out| {
-                discover(respond.info, list_changed, out)
-            })
+        (Era::Legacy(_), "logging/setLevel") if lease.session.may_log => {
+            set_log_level(respond, params.as_ref(), &lease.session, out)
         }
+        (Era::Modern(_), "server/discover") => respond.result(out, ResultKind::Listing, |out| {
+            discover(respond, &lease.session, out)
+        }),
         (Era::Modern(_), "subscriptions/listen") => {
             subscriptions::listen(lease, respond, params.as_ref(), context.may_stream, out)
         }
@@ -355,13 +355,13 @@ fn surface_panicked() -> ErrorObject {
     ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked")
 }
 
-/// `initialize`: negotiate the version, advertise only `tools` (with
-/// `listChanged` when the session can deliver it, on its GET stream).
+/// `initialize`: negotiate the version, advertise the session's
+/// capabilities (see [`write_capabilities`]).
 fn initialize(
     respond: Respond<'_>,
     params: Option<&Params<'_>>,
     framing: Framing,
-    list_changed: bool,
+    session: &SessionState,
     out: &mut Vec<u8>,
 ) -> Handled {
     if framing == Framing::BatchMember {
@@ -385,11 +385,8 @@ fn initialize(
     respond.result(out, ResultKind::Plain, |out| {
         out.extend_from_slice(b"\"protocolVersion\":");
         write_json_str(out, era::negotiate(requested));
-        out.extend_from_slice(if list_changed {
-            b",\"capabilities\":{\"tools\":{\"listChanged\":true}}"
-        } else {
-            b",\"capabilities\":{\"tools\":{\"listChanged\":false}}"
-        });
+        out.push(b',');
+        write_capabilities(out, session, respond.era);
         out.extend_from_slice(b",\"serverInfo\":");
         out.extend_from_slice(info.implementation.as_bytes());
         if let Some(instructions) = &info.instructions {
@@ -399,15 +396,51 @@ fn initialize(
     })
 }
 
-/// `server/discover` (2026-07-28): its capabilities (tools only, with
-/// `listChanged` when `subscriptions/listen` delivers it), the
-/// instructions, and every version the host speaks.
-fn discover(info: &ServerInfo, list_changed: bool, out: &mut Vec<u8>) {
-    out.extend_from_slice(if list_changed {
-        b"\"capabilities\":{\"tools\":{\"listChanged\":true}}"
-    } else {
-        b"\"capabilities\":{\"tools\":{}}"
+/// `"capabilities":{…}`: `tools`, with `listChanged` when the session can
+/// deliver it (on its GET stream, or on `subscriptions/listen` in
+/// 2026-07-28), and `logging` when its surface logs. Nothing else: the
+/// host serves no resources, prompts, completions or tasks.
+fn write_capabilities(out: &mut Vec<u8>, session: &SessionState, era: Era) {
+    out.extend_from_slice(match (session.list_can_change, era) {
+        (true, _) => b"\"capabilities\":{\"tools\":{\"listChanged\":true}",
+        (false, Era::Legacy(_)) => b"\"capabilities\":{\"tools\":{\"listChanged\":false}",
+        (false, Era::Modern(_)) => b"\"capabilities\":{\"tools\":{}",
     });
+    if session.may_log {
+        out.extend_from_slice(b",\"logging\":{}");
+    }
+    out.push(b'}');
+}
+
+/// `logging/setLevel` (MCP 2025-11-25 and earlier, on a surface that
+/// logs): the least severe level the session's calls log at from now on.
+fn set_log_level(
+    respond: Respond<'_>,
+    params: Option<&Params<'_>>,
+    session: &SessionState,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let level = params.and_then(|p| p.get("level"));
+    match level.and_then(Value::as_str).and_then(LogLevel::parse) {
+        Some(level) => {
+            session.log_level.set(level);
+            respond.result(out, ResultKind::Plain, |_| {})
+        }
+        None => {
+            let error = ErrorObject::new(
+                code::INVALID_PARAMS,
+                "logging/setLevel needs params.level, one of debug, info, notice, warning, error, critical, alert, emergency",
+            );
+            respond.error(out, &error)
+        }
+    }
+}
+
+/// `server/discover` (2026-07-28): its capabilities, the instructions, and
+/// every version the host speaks.
+fn discover(respond: Respond<'_>, session: &SessionState, out: &mut Vec<u8>) {
+    let info = respond.info;
+    write_capabilities(out, session, respond.era);
     if let Some(instructions) = &info.instructions {
         out.extend_from_slice(b",\"instructions\":");
         write_json_str(out, instructions);

@@ -1,19 +1,24 @@
 //! `tools/call`: check the call against the live surface, run it under its
 //! cancellation signal and time limit, and answer it — inline, or on a
-//! stream that carries its progress.
+//! stream that carries its progress and log messages.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use super::{surface_panicked, Handled, ReplyClass, Respond, ResultKind, StreamedCall};
-use crate::call::{CancelSignal, Progress, ToolCall};
+use crate::call::{CancelSignal, ToolCall};
+use crate::call_events::CallEvents;
 use crate::entry::FirstPoll;
-use crate::era::{Era, ParamHeaders};
+use crate::era::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::future::{race, First};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
+use crate::log_level::LogLevel;
+use crate::logging::Logger;
 use crate::param_headers;
+use crate::progress::Progress;
 use crate::shared::Lease;
 use crate::tool::is_valid_name;
 use crate::unwind::{CatchUnwind, Panicked};
@@ -30,8 +35,9 @@ pub(super) struct CallRequest<'a> {
 }
 
 /// Checks a call and whether its tool is visible *now*; then runs it
-/// inline (a JSON response) or, when the client sent a `progressToken` and
-/// may take a stream, hands it back to run on one. Writes a complete
+/// inline (a JSON response) or, when the client may take a stream and the
+/// call may report progress (it sent a `progressToken`) or log (see
+/// [`log_threshold`]), hands it back to run on one. Writes a complete
 /// response, or nothing for `Stream`, `Revoked` and `Silent`.
 pub(super) async fn tools_call(
     lease: &Lease,
@@ -56,25 +62,54 @@ pub(super) async fn tools_call(
     if !lease.is_live() {
         return Handled::Revoked;
     }
-    match call.progress_token.clone().filter(|_| may_stream) {
-        Some(token) => Handled::Stream(Box::new(streamed(lease.clone(), id, call, era, token))),
-        None => match run(lease, &id, &call, era, &Progress::default(), out).await {
+    let log_threshold = log_threshold(lease, &call, era);
+    if may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
+        let events = CallEvents::new(call.progress_token.clone(), log_threshold);
+        Handled::Stream(Box::new(streamed(lease.clone(), id, call, era, events)))
+    } else {
+        let handles = (Progress::default(), Logger::default());
+        match run(lease, &id, &call, era, &handles, out).await {
             CallEnd::Answered => Handled::Wrote(ReplyClass::Answer),
             CallEnd::Revoked => Handled::Revoked,
             // The POST still needs an HTTP answer: it gets what a message
             // without a response gets (202, no body).
             CallEnd::Cancelled => Handled::Silent,
-        },
+        }
+    }
+}
+
+/// The least severe level this call's log messages are sent at, or `None`
+/// when it may not log: its surface does not log, or (2026-07-28) the
+/// request did not ask for logs in `_meta`. In the legacy era, the level is
+/// the session's, as `logging/setLevel` left it.
+fn log_threshold(lease: &Lease, call: &CheckedCall, era: Era) -> Option<LogLevel> {
+    if !lease.session.may_log {
+        return None;
+    }
+    match era {
+        Era::Legacy(_) => Some(lease.session.log_level.get()),
+        Era::Modern(_) => call.log_level,
     }
 }
 
 /// The call as a stream's future: it runs when the response body is first
 /// polled, and yields the final response.
-fn streamed(lease: Lease, id: Value, call: CheckedCall, era: Era, token: Value) -> StreamedCall {
-    let (progress, state) = Progress::for_token(token);
+fn streamed(
+    lease: Lease,
+    id: Value,
+    call: CheckedCall,
+    era: Era,
+    events: Arc<CallEvents>,
+) -> StreamedCall {
+    let progress = Progress {
+        events: events.progress_token.is_some().then(|| Arc::clone(&events)),
+    };
+    let logger = Logger {
+        events: events.log_threshold.is_some().then(|| Arc::clone(&events)),
+    };
     let run = async move {
         let mut out = Vec::with_capacity(256);
-        match run(&lease, &id, &call, era, &progress, &mut out).await {
+        match run(&lease, &id, &call, era, &(progress, logger), &mut out).await {
             CallEnd::Answered => Some(out),
             // The response head is already sent: say it in the stream.
             CallEnd::Revoked => {
@@ -87,7 +122,7 @@ fn streamed(lease: Lease, id: Value, call: CheckedCall, era: Era, token: Value) 
     };
     StreamedCall {
         call: Box::pin(run),
-        progress: state,
+        events,
     }
 }
 
@@ -96,6 +131,8 @@ struct CheckedCall {
     name: String,
     arguments: Value,
     progress_token: Option<Value>,
+    /// 2026-07-28: the level `_meta` asked logs at, if it asked.
+    log_level: Option<LogLevel>,
 }
 
 /// Why a call was refused before it ran: the error, and what class of
@@ -124,7 +161,7 @@ async fn check(
     era: Era,
     headers: ParamHeaders<'_>,
 ) -> Result<CheckedCall, Refusal> {
-    let call = check_shape(params)?;
+    let call = check_shape(params, era)?;
     let visible = CatchUnwind::new(lease.session.surface.is_visible(&call.name))
         .await
         .map_err(|_| surface_panicked())?;
@@ -142,8 +179,9 @@ fn unknown_tool(name: &str) -> ErrorObject {
 }
 
 /// `params.name` (a string naming a possible tool), `params.arguments` (an
-/// object, absent or null meaning none) and `params._meta.progressToken`.
-fn check_shape(params: Option<Params<'_>>) -> Result<CheckedCall, ErrorObject> {
+/// object, absent or null meaning none), `params._meta.progressToken` and,
+/// in 2026-07-28, `params._meta["io.modelcontextprotocol/logLevel"]`.
+fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall, ErrorObject> {
     let mut params = params.unwrap_or(Params::Owned(Map::new()));
     let Some(Value::String(name)) = params.take("name") else {
         return Err(ErrorObject::new(
@@ -161,13 +199,20 @@ fn check_shape(params: Option<Params<'_>>) -> Result<CheckedCall, ErrorObject> {
             ))
         }
     };
-    // A progress token is a string or an integer; anything else is ignored.
-    let progress_token = params
-        .take("_meta")
-        .as_mut()
-        .and_then(Value::as_object_mut)
-        .and_then(|meta| take(meta, "progressToken"))
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    let mut meta = params.take("_meta");
+    let meta = meta.as_mut().and_then(Value::as_object_mut);
+    let (progress_token, log_level) = match meta {
+        Some(meta) => (
+            // A progress token is a string or an integer; anything else is
+            // ignored.
+            take(meta, "progressToken").filter(|t| t.is_string() || t.is_i64() || t.is_u64()),
+            match era {
+                Era::Modern(_) => requested_log_level(meta)?,
+                Era::Legacy(_) => None,
+            },
+        ),
+        None => (None, None),
+    };
     // A name outside the MCP rule can't be one of the surface's tools
     // (`Tool::new` refuses it), so don't ask; and don't echo it back.
     if !is_valid_name(&name) {
@@ -177,7 +222,23 @@ fn check_shape(params: Option<Params<'_>>) -> Result<CheckedCall, ErrorObject> {
         name,
         arguments,
         progress_token,
+        log_level,
     })
+}
+
+/// The level a modern request's `_meta` asks log messages at: absent means
+/// none; anything but one of the eight level names is refused.
+fn requested_log_level(meta: &Map<String, Value>) -> Result<Option<LogLevel>, ErrorObject> {
+    let Some(level) = meta.get(META_LOG_LEVEL) else {
+        return Ok(None);
+    };
+    match level.as_str().and_then(LogLevel::parse) {
+        Some(level) => Ok(Some(level)),
+        None => Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!("_meta[\"{META_LOG_LEVEL}\"] must be one of debug, info, notice, warning, error, critical, alert, emergency"),
+        )),
+    }
 }
 
 /// 2026-07-28: the `Mcp-Param-*` headers mirror the tool's `x-mcp-header`
@@ -220,7 +281,7 @@ async fn run(
     id: &Value,
     call: &CheckedCall,
     era: Era,
-    progress: &Progress,
+    handles: &(Progress, Logger),
     out: &mut Vec<u8>,
 ) -> CallEnd {
     let respond = Respond {
@@ -229,7 +290,7 @@ async fn run(
         info: &lease.shared.info,
     };
     let name = &call.name;
-    let error = match invoke(lease, id, call, progress).await {
+    let error = match invoke(lease, id, call, handles).await {
         Invocation::Revoked => return CallEnd::Revoked,
         Invocation::Cancelled => return CallEnd::Cancelled,
         Invocation::Answered(outcome) => match outcome.failure_message() {
@@ -270,7 +331,12 @@ enum Invocation {
 /// Registers the call as in flight, re-checks the bearer, and invokes the
 /// surface under the call's cancellation signal and time limit; counts a
 /// call that succeeded or was refused.
-async fn invoke(lease: &Lease, id: &Value, call: &CheckedCall, progress: &Progress) -> Invocation {
+async fn invoke(
+    lease: &Lease,
+    id: &Value,
+    call: &CheckedCall,
+    (progress, logger): &(Progress, Logger),
+) -> Invocation {
     let signal = CancelSignal::default();
     // Registered before the liveness check, so a revocation either fails
     // that check or finds this call to cancel (see `ToolSession`'s drop).
@@ -289,6 +355,7 @@ async fn invoke(lease: &Lease, id: &Value, call: &CheckedCall, progress: &Progre
         name: &call.name,
         arguments: &call.arguments,
         progress,
+        logger,
         cancel: &signal,
     };
     let invocation = FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);

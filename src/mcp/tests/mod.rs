@@ -407,14 +407,15 @@ async fn progress_with_a_stream_streams() {
     else {
         panic!("a call with a token and SSE did not stream");
     };
-    let StreamedCall { call, progress } = *streamed;
+    let StreamedCall { call, events } = *streamed;
     let response: Value = serde_json::from_slice(&call.await.expect("answered")).unwrap();
     assert_eq!(
         response["result"]["content"][0]["text"],
         "progress enabled: true"
     );
-    let report = progress.close().expect("the report waits to be sent");
-    let notification: Value = serde_json::from_slice(&progress.notification(&report)).unwrap();
+    let pending = events.close();
+    assert_eq!(pending.len(), 1, "the report waits to be sent");
+    let notification: Value = serde_json::from_slice(&pending[0]).unwrap();
     assert_eq!(
         notification,
         json!({"jsonrpc": "2.0", "method": "notifications/progress",
