@@ -15,6 +15,11 @@
 //! `subscriptions/listen`), they re-list on their own and call the tool
 //! that appeared.
 //!
+//! Against the `conformance_fixture` example, both clients read an image,
+//! an audio block and an embedded resource (their bytes decoded by Node),
+//! and receive a tool's log messages: v1 after `logging/setLevel`, v2 when
+//! its call's `_meta` asks for them, and none when it does not.
+//!
 //! Needs Node.js. `.ci/run` installs the pinned packages with `npm ci`; when
 //! they are missing this test runs `npm ci` itself, so `cargo test` works on
 //! a fresh machine that has Node and the npm registry.
@@ -22,7 +27,7 @@
 mod support;
 
 use embacle_tool_host::ToolHostConfig;
-use serde_json::json;
+use serde_json::{json, Value};
 use support::processes::{client_dir, ensure_installed, next_step, node_client, RunningExample};
 use support::*;
 use tokio::io::AsyncWriteExt;
@@ -224,6 +229,111 @@ async fn follow_list_changes(client: &str, package: &str, era: Option<&str>) {
     let verdict = next_step(&mut lines).await;
     assert_eq!(verdict["step"], "submit_verdict");
     assert_eq!(verdict["structuredContent"], json!({"recorded": "hire"}));
+    assert_eq!(next_step(&mut lines).await["step"], "done");
+    example.stop().await;
+}
+
+/// The v1 SDK client reads every media block and a tool's log messages
+/// from the `conformance_fixture` example (legacy era, `logging/setLevel`).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_v1_client_reads_content_and_logs() {
+    read_content_and_logs("sdk-client", "@modelcontextprotocol/sdk", None).await;
+}
+
+/// The v2 SDK client pinned to 2026-07-28 does the same, asking for logs
+/// in the call's `_meta`.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_v2_client_reads_content_and_logs() {
+    read_content_and_logs(
+        "sdk-client-v2",
+        "@modelcontextprotocol/client",
+        Some("modern"),
+    )
+    .await;
+}
+
+/// Checks the bytes Node decoded (a 1×1 PNG, a RIFF/WAVE file whose size
+/// field matches its length), the resource, the block types of a mixed
+/// result, three log messages in order, and none from a call that did not
+/// ask for logs (2026-07-28) or was filtered by nothing new (legacy).
+#[cfg(unix)]
+async fn read_content_and_logs(client: &str, package: &str, era: Option<&str>) {
+    let dir = client_dir(client);
+    ensure_installed(&dir, package).await;
+    let example = RunningExample::start("conformance_fixture").await;
+    let (_child, mut lines) = node_client(&dir, "content.mjs", &example.url, &example.bearer, &[]);
+    let connected = next_step(&mut lines).await;
+    assert_eq!(connected["capabilities"]["logging"], json!({}));
+    if let Some(era) = era {
+        assert_eq!(connected["era"], era);
+    }
+    let image = next_step(&mut lines).await;
+    assert_eq!(
+        image["blocks"],
+        json!([{"type": "image", "mimeType": "image/png", "length": 70, "canonicalBase64": true,
+                "signature": "89504e470d0a1a0a", "width": 1, "height": 1}])
+    );
+    let audio = next_step(&mut lines).await;
+    let wav = &audio["blocks"][0];
+    assert_eq!(
+        (
+            &wav["type"],
+            &wav["mimeType"],
+            &wav["riff"],
+            &wav["wave"],
+            &wav["canonicalBase64"]
+        ),
+        (
+            &json!("audio"),
+            &json!("audio/wav"),
+            &json!("RIFF"),
+            &json!("WAVE"),
+            &json!(true)
+        )
+    );
+    assert_eq!(wav["riffSize"], wav["length"].as_u64().unwrap() - 8);
+    let resource = next_step(&mut lines).await;
+    assert_eq!(
+        resource["content"],
+        json!([{"type": "resource", "resource": {"uri": "test://embedded-resource",
+                "mimeType": "text/plain", "text": "This is an embedded resource content."}}])
+    );
+    assert_eq!(
+        next_step(&mut lines).await["types"],
+        json!(["text", "image", "resource"])
+    );
+    let logged = next_step(&mut lines).await;
+    assert_eq!(
+        logged["content"][0]["text"],
+        "Tool with logging executed successfully"
+    );
+    let data: Vec<&Value> = logged["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| &l["data"])
+        .collect();
+    assert_eq!(
+        data,
+        [
+            &json!("Tool execution started"),
+            &json!("Tool processing data"),
+            &json!("Tool execution completed")
+        ]
+    );
+    assert!(logged["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["level"] == "info"));
+    let quiet = next_step(&mut lines).await;
+    assert_eq!(quiet["content"][0]["text"], "Logging evaluated");
+    // Legacy: the session's level (info) admits the quiet tool's message;
+    // 2026-07-28: the call did not ask, so nothing came.
+    let expected_logs = if era == Some("modern") { 3 } else { 4 };
+    assert_eq!(quiet["logs"], expected_logs);
     assert_eq!(next_step(&mut lines).await["step"], "done");
     example.stop().await;
 }

@@ -95,3 +95,52 @@ export async function listChangedScenario(client, changed) {
   try { await client.close(); } catch { /* nothing useful to report */ }
   done();
 }
+
+// What a media block's bytes are, decoded by Node (not by the host): the
+// length, whether the base64 was canonical, and the header fields a PNG or
+// WAV carries, so the Rust test can check the bytes themselves.
+function describeMedia(block) {
+  const bytes = Buffer.from(block.data, "base64");
+  const facts = {
+    type: block.type,
+    mimeType: block.mimeType,
+    length: bytes.length,
+    canonicalBase64: bytes.toString("base64") === block.data,
+  };
+  if (block.type === "image") {
+    facts.signature = bytes.subarray(0, 8).toString("hex");
+    facts.width = bytes.readUInt32BE(16);
+    facts.height = bytes.readUInt32BE(20);
+  } else {
+    facts.riff = bytes.subarray(0, 4).toString("latin1");
+    facts.riffSize = bytes.readUInt32LE(4);
+    facts.wave = bytes.subarray(8, 12).toString("latin1");
+  }
+  return facts;
+}
+
+// The content scenario against the conformance_fixture example, on a
+// connected client whose "notifications/message" handler pushes into
+// `logs`: an image, an audio block, an embedded resource, mixed content,
+// and a call that logs (`logMeta` is the call's extra `_meta`, which asks
+// for logs in 2026-07-28).
+export async function contentScenario(client, logs, logMeta) {
+  try {
+    const image = await client.callTool({ name: "test_image_content", arguments: {} });
+    emit({ step: "image", blocks: image.content.map(describeMedia) });
+    const audio = await client.callTool({ name: "test_audio_content", arguments: {} });
+    emit({ step: "audio", blocks: audio.content.map(describeMedia) });
+    const resource = await client.callTool({ name: "test_embedded_resource", arguments: {} });
+    emit({ step: "resource", content: resource.content });
+    const mixed = await client.callTool({ name: "test_multiple_content_types", arguments: {} });
+    emit({ step: "mixed", types: mixed.content.map((block) => block.type) });
+    const logged = await client.callTool({ name: "test_tool_with_logging", arguments: {}, _meta: logMeta });
+    emit({ step: "logged", content: logged.content, logs: logs.map((n) => n.params) });
+    const quiet = await client.callTool({ name: "test_logging_tool", arguments: {} });
+    emit({ step: "quiet", content: quiet.content, logs: logs.length });
+  } catch (err) {
+    fail(String(err?.message ?? err), 1);
+  }
+  try { await client.close(); } catch { /* nothing useful to report */ }
+  done();
+}
