@@ -52,6 +52,10 @@ enum ErrorKind {
     ShutDown,
     /// A graceful shutdown's deadline passed with work still in flight.
     DrainTimeout,
+    /// An agent cannot take the kind of MCP server the host is.
+    UnsupportedAgent(String),
+    /// A config file for an agent could not be written.
+    ConfigFile,
 }
 
 impl Error {
@@ -98,6 +102,21 @@ impl Error {
     #[inline(never)]
     pub(crate) fn drain_timeout() -> Self {
         Self::of(ErrorKind::DrainTimeout)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unsupported_agent(why: String) -> Self {
+        Self::of(ErrorKind::UnsupportedAgent(why))
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn config_file(source: io::Error) -> Self {
+        Self {
+            kind: ErrorKind::ConfigFile,
+            source: Some(source),
+        }
     }
 
     fn of(kind: ErrorKind) -> Self {
@@ -160,6 +179,19 @@ impl Error {
     pub fn is_timeout(&self) -> bool {
         matches!(self.kind, ErrorKind::DrainTimeout)
     }
+
+    /// True when an ACP agent's capabilities say it cannot take an `http`
+    /// MCP server (see [`McpServers::for_acp_agent`](crate::McpServers::for_acp_agent)).
+    pub fn is_unsupported_agent(&self) -> bool {
+        matches!(self.kind, ErrorKind::UnsupportedAgent(_))
+    }
+
+    /// True when an agent's config file could not be written (see
+    /// [`ToolSession::write_mcp_config`](crate::ToolSession::write_mcp_config));
+    /// [`source`](std::error::Error::source) holds the I/O error.
+    pub fn is_config_file(&self) -> bool {
+        matches!(self.kind, ErrorKind::ConfigFile)
+    }
 }
 
 impl fmt::Display for Error {
@@ -176,6 +208,8 @@ impl fmt::Display for Error {
             ErrorKind::DrainTimeout => {
                 f.write_str("the shutdown deadline passed before in-flight calls finished")
             }
+            ErrorKind::UnsupportedAgent(why) => f.write_str(why),
+            ErrorKind::ConfigFile => f.write_str("could not write the agent's MCP config file"),
         }
     }
 }
@@ -217,6 +251,8 @@ mod tests {
             Error::session_limit(),
             Error::shut_down(),
             Error::drain_timeout(),
+            Error::unsupported_agent("the agent cannot".to_owned()),
+            Error::config_file(io::Error::from(io::ErrorKind::AlreadyExists)),
         ];
         for (i, e) in all.iter().enumerate() {
             let answers = [
@@ -227,11 +263,13 @@ mod tests {
                 e.is_session_limit(),
                 e.is_shut_down(),
                 e.is_timeout(),
+                e.is_unsupported_agent(),
+                e.is_config_file(),
             ];
             for (j, a) in answers.iter().enumerate() {
                 assert_eq!(*a, i == j, "error {i} answered predicate {j} with {a}");
             }
-            assert_eq!(e.source().is_some(), i == 0);
+            assert_eq!(e.source().is_some(), i == 0 || i == 8);
             let text = e.to_string();
             assert!(!text.ends_with('.'), "{text}");
             assert_eq!(text.chars().next().map(|c| c.is_lowercase()), Some(true));

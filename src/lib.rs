@@ -56,6 +56,9 @@
 //!   `mcp/tools_call.rs` checks, runs and answers `tools/call`;
 //!   `mcp/subscriptions.rs` opens notification streams and renders what
 //!   they carry.
+//! - `agent_config`: each kind of agent's entry: [`McpServers::for_acp_agent`]
+//!   (the ACP array, checked against the agent's capabilities), [`Runner`]
+//!   and its config files, and the model-side tool-name check.
 //! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
 //!   [`McpServers`], the ACP entries.
 //! - `shared` (private): the state below everything — the host's
@@ -63,10 +66,13 @@
 //!   [`SessionId`], and the `Lease` a request holds on its session.
 //! - `surface`, `static_surface`: [`ToolSurface`], the two halves every
 //!   request asks; [`StaticSurface`], a fixed list plus an executor.
-//! - `tool`, `outcome`: [`Tool`] descriptors; [`ToolOutcome`], success,
-//!   refusal or failure.
-//! - `call`: [`ToolCall`], the per-call context of long calls, with its
-//!   [`Progress`] reporter and [`CancelSignal`].
+//! - `tool`, `outcome`, `content`: [`Tool`] descriptors; [`ToolOutcome`],
+//!   success, refusal or failure, and its [`OutcomeBuilder`];
+//!   [`ContentBlock`]s and their per-revision rendering.
+//! - `call`, `progress`, `logging`, `log_level`, `call_events` (private):
+//!   [`ToolCall`], the per-call context of long calls, with its [`Progress`]
+//!   reporter, its [`Logger`] and [`CancelSignal`]; the channel that carries
+//!   a streamed call's progress and log messages to its stream.
 //! - `list_changed`: [`ListChangedNotifier`], and each session's record of
 //!   its list changes that streams wait on.
 //! - `config`: [`ToolHostConfig`], every limit and its validation.
@@ -87,7 +93,8 @@
 //!   client stopped reading.
 //! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
 //!   before parsing (the memory its parse would take, a batch's length);
-//!   appending JSON to a response; decoding the `=?base64?…?=` header form.
+//!   appending JSON to a response; base64 (decoding the `=?base64?…?=`
+//!   header form, encoding media blocks).
 //! - `future`, `unwind` (private): a boxed future type and a two-way
 //!   select; panic containment.
 //! - `error`: the one public [`Error`].
@@ -116,6 +123,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod admission;
+mod agent_config;
 mod base64;
 mod bearer;
 #[cfg(feature = "bench-internals")]
@@ -156,6 +164,7 @@ mod transport;
 mod unwind;
 mod write_stall;
 
+pub use agent_config::{Runner, MODEL_TOOL_NAME_LIMIT};
 pub use call::{CancelSignal, ToolCall};
 pub use config::ToolHostConfig;
 pub use content::{Annotations, ContentBlock, EmbeddedResource, ResourceLink, Role};

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -35,6 +36,9 @@ use crate::shared::{SessionId, SessionState, Shared};
 /// an instant before the drop may still be inside the surface when `drop`
 /// returns, and stops at its next `.await`. The surface itself is released
 /// once those calls have let go of it.
+///
+/// It also removes the config files written for the session
+/// ([`write_mcp_config`](Self::write_mcp_config)), which hold the bearer.
 ///
 /// `ToolSession` is deliberately not `Clone`: dropping it *is* the
 /// revocation, so there must be exactly one. Its `Debug` never prints the
@@ -93,6 +97,9 @@ pub struct ToolSession {
     state: Arc<SessionState>,
     shared: Arc<Shared>,
     bearer: Bearer,
+    /// Config files written for this session (they hold the bearer), which
+    /// the drop removes.
+    pub(crate) config_files: Vec<PathBuf>,
 }
 
 impl ToolSession {
@@ -101,6 +108,7 @@ impl ToolSession {
             state,
             shared,
             bearer,
+            config_files: Vec::new(),
         }
     }
 
@@ -210,6 +218,11 @@ impl Drop for ToolSession {
         self.state.in_flight.cancel_all();
         self.state.list_changes.revoke();
         self.state.entry.close();
+        // The bearer in them is dead now; the files go too. A file someone
+        // already removed is no error.
+        for path in self.config_files.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 

@@ -9,6 +9,7 @@ pub mod counting_alloc;
 pub mod hostile;
 mod http;
 pub mod processes;
+pub mod scripted_model;
 mod surface;
 
 use std::future::Future;
@@ -111,6 +112,11 @@ impl<S: ToolSurface> Fixture<S> {
     /// The session guard (until [`revoke`](Self::revoke)).
     pub fn session(&self) -> &ToolSession {
         self.session.as_ref().expect("the session was revoked")
+    }
+
+    /// The session guard, mutably (until [`revoke`](Self::revoke)).
+    pub fn session_mut(&mut self) -> &mut ToolSession {
+        self.session.as_mut().expect("the session was revoked")
     }
 
     /// Drops the session guard: the bearer stops working at once.

@@ -1,0 +1,456 @@
+//! One whole ACP turn: host demo tools, start an ACP agent, give it this
+//! host's MCP server in `session/new`, send one prompt, print what the
+//! agent does, then revoke the bearer and say how many calls the tools
+//! served.
+//!
+//! ```text
+//! cargo run --example acp_turn -- [--prompt TEXT] [--permission allow|deny]
+//!     [--config-file copilot-cli|claude-code] -- AGENT_COMMAND [ARGS...]
+//! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
+//! ```
+//!
+//! The agent is spawned with this process's environment and spoken to in
+//! ACP v1 over its stdio (JSON-RPC 2.0, one message per line), written by
+//! hand here: no ACP crate is needed.
+//!
+//! 1. `initialize`, then a check of the agent's capabilities: an agent that
+//!    cannot take an `http` MCP server gets a clear message, not an entry
+//!    it would drop (`McpServers::for_acp_agent`).
+//! 2. `session/new` with the current directory as `cwd` and the session's
+//!    `mcpServers`. With `--config-file`, the server goes in a config file
+//!    instead (`ToolSession::write_mcp_config`, passed to the agent after
+//!    `Runner::config_flag`), and `mcpServers` is empty.
+//! 3. `session/prompt`, printing each `session/update` as it arrives:
+//!    message and thought chunks, tool calls and their status, plans.
+//!    `session/request_permission` is answered by `--permission`: allow
+//!    once (the default) or deny. Other agent requests (file system,
+//!    terminal) are refused: this client declares neither capability.
+//! 4. When the turn ends, the guard is dropped (the bearer dies, and any
+//!    config file with it) and `calls_served()` is printed.
+//!
+//! Output lines start with a tag: `[agent]` (the agent's text), `[thought]`,
+//! `[tool call]`, `[tool update]`, `[permission]`, `[plan]`, `[turn]` (the
+//! stop reason) and `[host]` (what the tools saw). Errors go to stderr and
+//! exit with status 1.
+#![deny(warnings)]
+
+use std::io::Write as _;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use embacle_tool_host::{
+    Runner, Tool, ToolAnnotations, ToolHost, ToolHostConfig, ToolOutcome, ToolSurface,
+};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// How long one turn may take, from spawning the agent to its last answer.
+const TURN_LIMIT: Duration = Duration::from_secs(300);
+
+#[tokio::main]
+async fn main() {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("acp_turn: {message}\n\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    match tokio::time::timeout(TURN_LIMIT, run(args)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(message)) => {
+            eprintln!("acp_turn: {message}");
+            std::process::exit(1);
+        }
+        Err(_) => {
+            eprintln!("acp_turn: the turn took longer than {TURN_LIMIT:?}");
+            std::process::exit(1);
+        }
+    }
+}
+
+const USAGE: &str = "usage: acp_turn [--prompt TEXT] [--permission allow|deny] \
+[--config-file copilot-cli|claude-code] -- AGENT_COMMAND [ARGS...]";
+
+/// The command line.
+struct Args {
+    prompt: String,
+    allow: bool,
+    config_file: Option<Runner>,
+    agent: Vec<String>,
+}
+
+impl Args {
+    fn parse(mut args: impl Iterator<Item = String>) -> Result<Self, String> {
+        let mut parsed = Self {
+            prompt: "What is the weather in Paris? Use the tools you have.".to_owned(),
+            allow: true,
+            config_file: None,
+            agent: Vec::new(),
+        };
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+            match arg.as_str() {
+                "--prompt" => parsed.prompt = value()?,
+                "--permission" => {
+                    parsed.allow = match value()?.as_str() {
+                        "allow" => true,
+                        "deny" => false,
+                        other => {
+                            return Err(format!("--permission is allow or deny, not {other:?}"))
+                        }
+                    }
+                }
+                "--config-file" => {
+                    parsed.config_file = Some(match value()?.as_str() {
+                        "copilot-cli" => Runner::CopilotCli,
+                        "claude-code" => Runner::ClaudeCode,
+                        other => return Err(format!("no config file format {other:?}")),
+                    })
+                }
+                "--" => {
+                    parsed.agent = args.collect();
+                    break;
+                }
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        if parsed.agent.is_empty() {
+            return Err("no agent command after --".to_owned());
+        }
+        Ok(parsed)
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let host = ToolHost::bind(ToolHostConfig {
+        server_name: "demo".to_owned(),
+        ..ToolHostConfig::default()
+    })
+    .await
+    .map_err(|e| format!("cannot bind the tool host: {e}"))?;
+    let surface = Arc::new(DemoTools::new().map_err(|e| e.to_string())?);
+    let mut session = host.open_session(surface).map_err(|e| e.to_string())?;
+
+    let mut agent_command = args.agent.clone();
+    let mut via_config_file = false;
+    if let Some(runner) = args.config_file {
+        let path = session
+            .write_mcp_config(runner, &std::env::temp_dir())
+            .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
+        // Copilot CLI reads a file path after `@`; Claude Code takes the path.
+        let value = match runner {
+            Runner::CopilotCli => format!("@{}", path.display()),
+            _ => path.display().to_string(),
+        };
+        agent_command.extend([runner.config_flag().to_owned(), value]);
+        println!("[host] MCP config for {runner} in {}", path.display());
+        via_config_file = true;
+    }
+
+    let mut agent = Agent::spawn(&agent_command, args.allow)?;
+    let init = agent
+        .request(
+            "initialize",
+            json!({
+                "protocolVersion": 1,
+                "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+                "clientInfo": {"name": "embacle-tool-host acp_turn", "version": env!("CARGO_PKG_VERSION")},
+            }),
+        )
+        .await?;
+    let name = init
+        .pointer("/agentInfo/name")
+        .and_then(Value::as_str)
+        .unwrap_or("the agent");
+    let mcp_servers = if via_config_file {
+        json!([])
+    } else {
+        session
+            .mcp_servers()
+            .for_acp_agent(&init)
+            .map_err(|e| e.to_string())?
+    };
+    println!("[host] {name} speaks ACP {}", init["protocolVersion"]);
+
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let new = agent
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": mcp_servers}),
+        )
+        .await?;
+    let session_id = new["sessionId"].clone();
+    let prompt =
+        json!({"sessionId": session_id, "prompt": [{"type": "text", "text": args.prompt}]});
+    let result = agent.request("session/prompt", prompt).await?;
+    agent.end_chunks();
+    println!(
+        "[turn] {}",
+        result["stopReason"].as_str().unwrap_or("(no stop reason)")
+    );
+    agent.finish().await;
+
+    // The turn is over: revoke the bearer (and remove any config file),
+    // then read the final count.
+    let served = session.close().await;
+    println!("[host] calls served: {served}");
+    Ok(())
+}
+
+/// The agent process and this side of its ACP connection.
+struct Agent {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+    allow: bool,
+    /// Whether message chunks are being printed on the current line.
+    in_chunks: bool,
+}
+
+impl Agent {
+    fn spawn(command: &[String], allow: bool) -> Result<Self, String> {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start {:?}: {e}", command[0]))?;
+        let stdin = child.stdin.take().expect("piped");
+        let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        Ok(Self {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+            allow,
+            in_chunks: false,
+        })
+    }
+
+    async fn send(&mut self, message: &Value) -> Result<(), String> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| format!("the agent's stdin closed: {e}"))
+    }
+
+    /// Sends a request and handles what the agent sends meanwhile, until
+    /// the answer comes.
+    async fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await?;
+        loop {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .map_err(|e| format!("reading the agent: {e}"))?
+                .ok_or_else(|| format!("the agent exited before answering {method}"))?;
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue; // not JSON-RPC: an agent's stray output
+            };
+            match (message.get("method"), message.get("id")) {
+                (Some(_), Some(_)) => self.answer(&message).await?,
+                (Some(_), None) => self.print_notification(&message),
+                (None, Some(got)) if got == &json!(id) => {
+                    if let Some(error) = message.get("error") {
+                        return Err(format!("{method} failed: {error}"));
+                    }
+                    return Ok(message.get("result").cloned().unwrap_or(Value::Null));
+                }
+                (None, _) => {} // an answer to nothing we asked
+            }
+        }
+    }
+
+    /// Answers a request from the agent: a permission by policy, anything
+    /// else with "method not found".
+    async fn answer(&mut self, request: &Value) -> Result<(), String> {
+        let id = request["id"].clone();
+        let reply = if request["method"] == "session/request_permission" {
+            let outcome = self.permission(&request["params"]);
+            json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}})
+        } else {
+            let message = format!("this client does not serve {}", request["method"]);
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": message}})
+        };
+        self.send(&reply).await
+    }
+
+    /// The option of the kind `--permission` asks for, or a cancelled
+    /// outcome when the agent offers none.
+    fn permission(&mut self, params: &Value) -> Value {
+        let wanted = if self.allow {
+            "allow_once"
+        } else {
+            "reject_once"
+        };
+        let options = params["options"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let chosen = options.iter().find(|o| o["kind"] == wanted);
+        let title = params
+            .pointer("/toolCall/title")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        self.end_chunks();
+        match chosen.and_then(|o| o["optionId"].as_str()) {
+            Some(option) => {
+                println!("[permission] {title}: {option}");
+                json!({"outcome": "selected", "optionId": option})
+            }
+            None => {
+                println!("[permission] {title}: cancelled (no {wanted} option)");
+                json!({"outcome": "cancelled"})
+            }
+        }
+    }
+
+    fn print_notification(&mut self, message: &Value) {
+        if message["method"] != "session/update" {
+            return;
+        }
+        let update = &message["params"]["update"];
+        match update["sessionUpdate"].as_str().unwrap_or_default() {
+            "agent_message_chunk" => self.chunk("[agent] ", &update["content"]),
+            "agent_thought_chunk" => self.chunk("[thought] ", &update["content"]),
+            "tool_call" => {
+                self.end_chunks();
+                println!(
+                    "[tool call] {} ({}, {}) {}",
+                    update["title"].as_str().unwrap_or("?"),
+                    update["kind"].as_str().unwrap_or("other"),
+                    update["status"].as_str().unwrap_or("pending"),
+                    update.get("rawInput").unwrap_or(&Value::Null),
+                );
+            }
+            "tool_call_update" => {
+                self.end_chunks();
+                let text = tool_update_text(update);
+                let status = update["status"].as_str().unwrap_or("updated");
+                println!(
+                    "[tool update] {} {status}{text}",
+                    update["toolCallId"].as_str().unwrap_or("?")
+                );
+            }
+            "plan" => {
+                self.end_chunks();
+                for entry in update["entries"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
+                    println!(
+                        "[plan] {} ({})",
+                        entry["content"].as_str().unwrap_or(""),
+                        entry["status"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            _ => {} // usage, commands, modes, titles: not part of the turn's story
+        }
+    }
+
+    /// Prints a text chunk, continuing the current line of chunks.
+    fn chunk(&mut self, tag: &str, content: &Value) {
+        let Some(text) = content["text"].as_str() else {
+            return;
+        };
+        if !self.in_chunks {
+            print!("{tag}");
+            self.in_chunks = true;
+        }
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+    }
+
+    fn end_chunks(&mut self) {
+        if std::mem::take(&mut self.in_chunks) {
+            println!();
+        }
+    }
+
+    /// Closes the agent's stdin (ACP's end of the connection) and waits
+    /// briefly for it to exit.
+    async fn finish(mut self) {
+        drop(self.stdin);
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// `: TEXT` for a tool call update's first text content or `rawOutput`
+/// message; empty when it has neither.
+fn tool_update_text(update: &Value) -> String {
+    let text = update
+        .pointer("/content/0/content/text")
+        .or_else(|| update.pointer("/rawOutput/message"))
+        .and_then(Value::as_str);
+    text.map(|t| format!(": {t}")).unwrap_or_default()
+}
+
+/// The demo tools: a read-only weather lookup, and a destructive tool that
+/// always refuses, as a policy guard would. Each call is printed.
+struct DemoTools {
+    tools: Arc<[Tool]>,
+}
+
+impl DemoTools {
+    fn new() -> Result<Self, embacle_tool_host::Error> {
+        let weather = Tool::new(
+            "get_weather",
+            "The current weather in a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        )?
+        .with_annotations(ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() });
+        let delete = Tool::new(
+            "delete_all_notes",
+            "Deletes every note the user has.",
+            json!({"type": "object", "additionalProperties": false}),
+        )?
+        .with_annotations(ToolAnnotations {
+            destructive_hint: Some(true),
+            ..ToolAnnotations::default()
+        });
+        Ok(Self {
+            tools: Arc::from([weather, delete]),
+        })
+    }
+}
+
+impl ToolSurface for DemoTools {
+    async fn list_tools(&self) -> Arc<[Tool]> {
+        Arc::clone(&self.tools)
+    }
+
+    async fn call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        println!("[host] tool call {name} {arguments}");
+        match (name, arguments.get("city").and_then(Value::as_str)) {
+            ("get_weather", Some(city)) => ToolOutcome::text(format!("Sunny and 21 °C in {city}")),
+            ("get_weather", None) => ToolOutcome::refused("`city` must be a string"),
+            ("delete_all_notes", _) => {
+                ToolOutcome::refused("deleting every note needs the user's confirmation in the app")
+            }
+            _ => ToolOutcome::failed(format!("no tool named {name}")),
+        }
+    }
+
+    fn list_can_change(&self) -> bool {
+        false
+    }
+}

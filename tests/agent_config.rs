@@ -1,0 +1,134 @@
+//! One session's entry for each kind of agent: the ACP array checked
+//! against the agent's capabilities, and the config files of agents that
+//! read MCP servers from a file (their shape, their mode, their lifetime).
+
+mod support;
+
+use embacle_tool_host::{Runner, ToolHostConfig};
+use serde_json::{json, Value};
+use support::*;
+
+async fn fixture() -> Fixture {
+    Fixture::with(dravr()).await
+}
+
+/// ACP v1 and the v2 draft's capability places; anything else is a clear
+/// error naming what the agent declared.
+#[tokio::test]
+async fn acp_entries_only_for_agents_that_take_http() {
+    let fixture = fixture().await;
+    let servers = fixture.session().mcp_servers();
+    let accepted = [
+        json!({"protocolVersion": 1, "agentCapabilities": {"mcpCapabilities": {"http": true, "sse": true}}}),
+        json!({"protocolVersion": 2, "capabilities": {"mcp": {"http": {}, "stdio": {}}}}),
+        json!({"protocolVersion": 2, "capabilities": {"session": {"mcp": {"http": {}}}}}),
+    ];
+    for init in accepted {
+        assert_eq!(
+            servers.for_acp_agent(&init).unwrap(),
+            servers.to_value(),
+            "{init}"
+        );
+    }
+    let refused = [
+        (json!({"protocolVersion": 1, "agentInfo": {"name": "stdio-agent"}, "agentCapabilities": {"mcpCapabilities": {"http": false}}}),
+         "the agent \"stdio-agent\" cannot take an http MCP server (agentCapabilities.mcpCapabilities.http is false)"),
+        (json!({"protocolVersion": 1, "agentCapabilities": {}}),
+         "the agent cannot take an http MCP server (no http MCP transport)"),
+        (json!({"protocolVersion": 2, "capabilities": {"mcp": {"http": null}}}),
+         "the agent cannot take an http MCP server (capabilities.mcp.http is null)"),
+        (json!({"protocolVersion": 1, "agentCapabilities": {"mcpCapabilities": {"http": "yes"}}}),
+         "(agentCapabilities.mcpCapabilities.http is \"yes\")"),
+    ];
+    for (init, message) in refused {
+        let err = servers.for_acp_agent(&init).unwrap_err();
+        assert!(err.is_unsupported_agent(), "{init}");
+        assert!(err.to_string().contains(message), "{err}");
+    }
+}
+
+/// Each runner's JSON, with the headers as an object and the session's
+/// real endpoint and bearer.
+#[tokio::test]
+async fn config_shapes() {
+    let fixture = fixture().await;
+    let servers = fixture.session().mcp_servers();
+    let url = format!("http://{}/mcp", fixture.addr);
+    let headers = json!({"Authorization": fixture.auth()});
+    assert_eq!(
+        servers.config_for(Runner::ClaudeCode),
+        json!({"mcpServers": {"dravr": {"type": "http", "url": url, "headers": headers}}})
+    );
+    assert_eq!(
+        servers.config_for(Runner::CopilotCli),
+        json!({"mcpServers": {"dravr": {"type": "http", "url": url, "headers": headers, "tools": ["*"]}}})
+    );
+    assert_eq!(Runner::ClaudeCode.config_flag(), "--mcp-config");
+    assert_eq!(Runner::CopilotCli.config_flag(), "--additional-mcp-config");
+}
+
+/// The file holds the runner's JSON, is its owner's alone, never lands on
+/// an existing path, and goes when the guard drops; a directory that does
+/// not exist is a config-file error.
+#[tokio::test]
+async fn config_files_live_as_long_as_the_session() {
+    let mut fixture = fixture().await;
+    let dir = std::env::temp_dir().join(format!("embacle-agent-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut paths = Vec::new();
+    for runner in [Runner::ClaudeCode, Runner::CopilotCli, Runner::CopilotCli] {
+        let session = fixture.session_mut();
+        let path = session.write_mcp_config(runner, &dir).unwrap();
+        assert!(path.starts_with(&dir));
+        let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(written, fixture.session().mcp_servers().config_for(runner));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{path:?}");
+        }
+        paths.push(path);
+    }
+    assert_ne!(paths[1], paths[2], "each file gets a fresh name");
+    let missing = dir.join("no-such-dir");
+    let err = fixture
+        .session_mut()
+        .write_mcp_config(Runner::ClaudeCode, &missing)
+        .unwrap_err();
+    assert!(
+        err.is_config_file() && std::error::Error::source(&err).is_some(),
+        "{err}"
+    );
+
+    assert!(paths.iter().all(|p| p.exists()));
+    fixture.revoke();
+    assert!(
+        paths.iter().all(|p| !p.exists()),
+        "the files go with the guard"
+    );
+    std::fs::remove_dir(&dir).unwrap();
+}
+
+/// The host's default server name leaves room for the tool names
+/// `host_tools` serves, under both prefix schemes.
+#[tokio::test]
+async fn tool_name_check_uses_the_real_prefix() {
+    let config = ToolHostConfig::default();
+    let tools = RecordingSurface::new();
+    let listed = embacle_tool_host::ToolSurface::list_tools(&*tools).await;
+    for runner in [Runner::ClaudeCode, Runner::CopilotCli] {
+        runner
+            .check_tool_names(&config.server_name, &listed)
+            .unwrap();
+    }
+    let long_server = "x".repeat(60);
+    let err = Runner::CopilotCli
+        .check_tool_names(&long_server, &listed)
+        .unwrap_err();
+    assert!(err.is_invalid_tool());
+    assert!(
+        err.to_string().contains("Copilot CLI shows tool \"echo\""),
+        "{err}"
+    );
+}
