@@ -71,6 +71,25 @@ const fn max(a: usize, b: usize) -> usize {
     }
 }
 
+/// The most [`parsed_size_bound`] can charge per byte of body: each step of
+/// its scan consumes at least one byte and charges at most a first member
+/// (an [`OBJECT`], the largest charge), one token's own charge (another
+/// `OBJECT`, a [`MEMBER`], an [`ELEMENT`], or a string's length plus
+/// [`STRING`] over at least two bytes) and, with heap numbers, `1 +
+/// STRING`; the escape scratch adds at most 2 per byte at the end.
+pub(crate) const MAX_CHARGE_PER_BYTE: usize = 2 * OBJECT + 2 * STRING + 4;
+
+// `MAX_CHARGE_PER_BYTE` takes `OBJECT` as the largest container charge.
+const _: () = assert!(OBJECT >= ARRAY && OBJECT >= MEMBER && OBJECT >= ELEMENT);
+
+/// Whether a body of `len` bytes could be charged more than `limit` at
+/// all: a body below `limit / MAX_CHARGE_PER_BYTE` bytes never is, so its
+/// scan can be skipped (every ordinary call is that small; the default
+/// limit lets bodies up to about 40 KiB skip it).
+pub(crate) fn may_exceed(len: usize, limit: usize) -> bool {
+    len.saturating_mul(MAX_CHARGE_PER_BYTE) > limit
+}
+
 /// Containers deeper than this are not told apart (objects from arrays):
 /// serde_json refuses to build `Value`s nested past 128 levels. Deeper
 /// containers are still charged, as arrays or objects by the innermost
@@ -202,6 +221,38 @@ mod tests {
             array_len_within(br#"["a,b", "c\"],[" , {"d":[1,2]}]"#, 10),
             Some(3)
         );
+    }
+
+    /// No body is charged more than `MAX_CHARGE_PER_BYTE` per byte, so a
+    /// body short enough for `may_exceed` to say no may skip the scan.
+    #[test]
+    fn charge_per_byte_is_bounded() {
+        let shapes: Vec<Vec<u8>> = vec![
+            b"{\"\":{\"\":{\"\":{\"\":1}}}}".to_vec(),
+            b"[[[[[[[[1]]]]]]]]".to_vec(),
+            b"[{\"\":[]},{\"\":[]},{\"\":[]}]".to_vec(),
+            b"[1,1,1,1,1,1,1,1,1,1,1]".to_vec(),
+            b"{\"\":1,\"\":1,\"\":1,\"\":1}".to_vec(),
+            b"[\"\",\"\",\"\",\"\"]".to_vec(),
+            b"[\"\\n\",\"\\n\"]".to_vec(),
+            "{".repeat(300).into_bytes(),
+            "[".repeat(300).into_bytes(),
+            "[{".repeat(150).into_bytes(),
+            b"\"".to_vec(),
+            b"[\"".to_vec(),
+        ];
+        for body in &shapes {
+            let bound = parsed_size_bound(body);
+            assert!(
+                bound <= body.len() * MAX_CHARGE_PER_BYTE,
+                "{:?}: {bound} over {} bytes",
+                String::from_utf8_lossy(body),
+                body.len()
+            );
+            assert!(!may_exceed(body.len(), body.len() * MAX_CHARGE_PER_BYTE));
+        }
+        assert!(may_exceed(42 * 1024, 64 * 1024 * 1024));
+        assert!(!may_exceed(41 * 1024, 64 * 1024 * 1024));
     }
 
     /// Batch lengths: exact up to the limit, `None` past it.

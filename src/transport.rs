@@ -270,7 +270,9 @@ async fn read_body(
         Ok(Err(_)) => return Err(Rejection::BadBody),
         Err(_elapsed) => return Err(Rejection::BodyTimeout),
     };
-    if json_scan::parsed_size_bound(&body) > shared.max_parsed_bytes {
+    // A body too short to be charged past the limit skips the scan.
+    let limit = shared.max_parsed_bytes;
+    if json_scan::may_exceed(body.len(), limit) && json_scan::parsed_size_bound(&body) > limit {
         return Err(Rejection::ParsedTooLarge);
     }
     Ok(body)

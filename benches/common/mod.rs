@@ -91,6 +91,13 @@ pub const FLOOR_RESPONSE: &str =
 /// the floor the host's per-call cost is compared with. It reads the body,
 /// as the host must, and checks nothing.
 pub async fn spawn_floor() -> SocketAddr {
+    spawn_floor_with(false).await
+}
+
+/// [`spawn_floor`], and with `parse` it also parses the body into a
+/// `serde_json::Value` before answering: the least a JSON-RPC server must
+/// do.
+pub async fn spawn_floor_with(parse: bool) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -99,8 +106,13 @@ pub async fn spawn_floor() -> SocketAddr {
             stream.set_nodelay(true).unwrap();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(
-                    |request: hyper::Request<hyper::body::Incoming>| async move {
-                        let _body = request.into_body().collect().await;
+                    move |request: hyper::Request<hyper::body::Incoming>| async move {
+                        let body = request.into_body().collect().await;
+                        if parse {
+                            let bytes = body.map(|b| b.to_bytes()).unwrap_or_default();
+                            let value: Result<Value, _> = serde_json::from_slice(&bytes);
+                            std::hint::black_box(value.ok());
+                        }
                         let mut response = hyper::Response::new(Full::new(Bytes::from_static(
                             FLOOR_RESPONSE.as_bytes(),
                         )));

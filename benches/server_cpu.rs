@@ -1,0 +1,318 @@
+//! The server's own CPU time per call: the host next to two bare-hyper
+//! floors, each server alone on a thread of its own, measured by that
+//! thread's CPU clock — so the client's cost, which dilutes a round-trip
+//! ratio, is not in the figure.
+//!
+//! - floor (a): bare hyper that collects the body and answers fixed bytes;
+//! - floor (b): the same, parsing the body into a `serde_json::Value`
+//!   first — the least any JSON-RPC server must do.
+//!
+//! Figures (each a ratio within one run; median and range over rounds in
+//! which every server is measured once, in rotating order):
+//!
+//! - sequential: one keep-alive connection, `CALLS` calls per server per
+//!   round; the host with 1 and with 100,000 live sessions;
+//! - 32 connections: the same, 32 keep-alive connections at once;
+//! - a wrong bearer next to a right one, each on a fresh connection per
+//!   request (the host closes a connection it refused, so that is what an
+//!   unauthenticated peer gets).
+//!
+//! A thread's CPU time is read from Linux's `/proc/self/task/TID/schedstat`
+//! (nanoseconds on a CPU, user and system), so this bench needs Linux. Pin
+//! the whole process to one CPU for the sequential figures, as
+//! `scripts/perf-report` does: `taskset -c 0 cargo bench --bench server_cpu`.
+//!
+//! For callgrind, `server_cpu serve host|floor_a|floor_b` runs one server
+//! until its stdin closes, printing `ADDR AUTHORIZATION` first, and
+//! `server_cpu drive ADDR AUTHORIZATION N` makes N sequential calls from
+//! another process; `scripts/perf-report` runs the first under valgrind at
+//! two values of N, which gives the server's own instructions per call.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use embacle_tool_host::ToolHost;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use common::*;
+
+/// Calls per server per round.
+const CALLS: usize = 4_000;
+const ROUNDS: usize = 9;
+
+/// One server on its own thread: where it listens, what authorizes a call,
+/// and the file its thread's CPU time is read from.
+#[derive(Clone)]
+struct Server {
+    label: &'static str,
+    addr: SocketAddr,
+    authorization: String,
+    schedstat: PathBuf,
+}
+
+impl Server {
+    /// Nanoseconds the server's thread has spent on a CPU.
+    fn cpu_ns(&self) -> u64 {
+        let text = std::fs::read_to_string(&self.schedstat).expect("Linux schedstat");
+        text.split_whitespace().next().unwrap().parse().unwrap()
+    }
+}
+
+/// The schedstat file of the calling thread.
+fn own_schedstat() -> PathBuf {
+    let link = std::fs::read_link("/proc/thread-self").expect("Linux /proc/thread-self");
+    PathBuf::from("/proc").join(link).join("schedstat")
+}
+
+fn host_server(label: &'static str, sessions: usize) -> Server {
+    server_thread(move || async move {
+        let host = ToolHost::bind(bench_config()).await.unwrap();
+        let mut open = Vec::with_capacity(sessions);
+        for _ in 0..sessions {
+            open.push(host.open_session(surface(1)).unwrap());
+        }
+        let server = Server {
+            label,
+            addr: host.local_addr(),
+            authorization: authorization(&open[sessions / 2]),
+            schedstat: own_schedstat(),
+        };
+        (server, Box::new((host, open)) as Box<dyn std::any::Any>)
+    })
+}
+
+fn floor_server(label: &'static str, parse: bool) -> Server {
+    server_thread(move || async move {
+        let addr = spawn_floor_with(parse).await;
+        let server = Server {
+            label,
+            addr,
+            authorization: String::new(),
+            schedstat: own_schedstat(),
+        };
+        (server, Box::new(()) as Box<dyn std::any::Any>)
+    })
+}
+
+/// Server CPU per call, in ns, over `calls` calls on each of `connections`
+/// keep-alive connections.
+fn measure(
+    runtime: &tokio::runtime::Runtime,
+    server: &Server,
+    connections: usize,
+    calls: usize,
+) -> f64 {
+    runtime.block_on(async {
+        let mut clients = Vec::with_capacity(connections);
+        for _ in 0..connections {
+            clients.push(Client::connect(server.addr, &server.authorization).await);
+        }
+        // One call each first, so connection set-up is not counted.
+        for client in &mut clients {
+            client.call().await;
+        }
+        let before = server.cpu_ns();
+        let tasks: Vec<_> = clients
+            .into_iter()
+            .map(|mut client| {
+                tokio::spawn(async move {
+                    for _ in 0..calls {
+                        client.call().await;
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        (server.cpu_ns() - before) as f64 / (connections * calls) as f64
+    })
+}
+
+/// Server CPU per request, in ns, over `requests` requests each on a fresh
+/// connection (`Connection: close`), with `authorization`; returns the
+/// status seen.
+fn measure_fresh(
+    runtime: &tokio::runtime::Runtime,
+    server: &Server,
+    authorization: &str,
+    requests: usize,
+) -> (f64, u16) {
+    let request = raw_call(server.addr, authorization);
+    runtime.block_on(async {
+        let mut status = 0;
+        let before = server.cpu_ns();
+        for _ in 0..requests {
+            status = one_shot(server.addr, &request).await;
+        }
+        ((server.cpu_ns() - before) as f64 / requests as f64, status)
+    })
+}
+
+/// The bytes of one `CALL` POST that asks the server to close afterwards.
+fn raw_call(addr: SocketAddr, authorization: &str) -> Vec<u8> {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {authorization}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{CALL}",
+        CALL.len()
+    )
+    .into_bytes()
+}
+
+/// Sends `request` on a new connection and reads to its end; the status.
+async fn one_shot(addr: SocketAddr, request: &[u8]) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    std::str::from_utf8(&response[9..12])
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Median and range of `values`.
+fn summary(values: &mut [f64]) -> String {
+    values.sort_by(f64::total_cmp);
+    format!(
+        "{:.3} (range {:.3}–{:.3}, {} rounds)",
+        values[values.len() / 2],
+        values[0],
+        values[values.len() - 1],
+        values.len()
+    )
+}
+
+/// Rounds of every server measured once, in rotating order; the ratios of
+/// each host to each floor, per round.
+fn rounds(
+    runtime: &tokio::runtime::Runtime,
+    servers: &[Server],
+    connections: usize,
+    calls: usize,
+    prefix: &str,
+) {
+    let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); servers.len()];
+    for round in 0..ROUNDS {
+        for k in 0..servers.len() {
+            let i = (k + round) % servers.len();
+            per_call[i].push(measure(runtime, &servers[i], connections, calls));
+        }
+    }
+    for (server, values) in servers.iter().zip(&per_call) {
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        report(
+            &format!("{prefix}.{}_ns_per_call", server.label),
+            format!("{:.0}", sorted[sorted.len() / 2]),
+        );
+    }
+    let index = |label: &str| servers.iter().position(|s| s.label == label).unwrap();
+    for host in servers.iter().filter(|s| s.label.starts_with("host")) {
+        for floor in ["floor_a", "floor_b"] {
+            let (h, f) = (index(host.label), index(floor));
+            let mut ratios: Vec<f64> = per_call[h]
+                .iter()
+                .zip(&per_call[f])
+                .map(|(a, b)| a / b)
+                .collect();
+            report(
+                &format!("{prefix}.{}_over_{floor}", host.label),
+                summary(&mut ratios),
+            );
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    match args.first().map(String::as_str) {
+        Some("serve") => return serve(args.get(1).map(String::as_str).unwrap_or("host")),
+        Some("drive") => return drive(&args[1], &args[2], args[3].parse().unwrap()),
+        _ => {}
+    }
+    let servers = [
+        host_server("host_1", 1),
+        host_server("host_100000", 100_000),
+        floor_server("floor_a", false),
+        floor_server("floor_b", true),
+    ];
+    let runtime = client_runtime();
+    rounds(&runtime, &servers, 1, CALLS, "server_cpu.sequential");
+    rounds(&runtime, &servers, 32, CALLS / 32, "server_cpu.conns32");
+
+    // A wrong bearer against a right one, both on fresh connections.
+    let host = &servers[0];
+    let wrong = format!(
+        "Bearer {}",
+        "A".repeat(host.authorization.len() - "Bearer ".len())
+    );
+    let mut ratios = Vec::new();
+    for _ in 0..ROUNDS {
+        let (right, ok) = measure_fresh(&runtime, host, &host.authorization, 500);
+        let (refused, status) = measure_fresh(&runtime, host, &wrong, 500);
+        assert_eq!((ok, status), (200, 401));
+        ratios.push(refused / right);
+    }
+    report(
+        "server_cpu.fresh_connection.wrong_over_right_bearer",
+        summary(&mut ratios),
+    );
+}
+
+/// `serve LABEL`: one server on this thread until stdin closes.
+fn serve(label: &str) {
+    std::thread::spawn(|| {
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+        std::process::exit(0);
+    });
+    let runtime = current_thread_runtime();
+    runtime.block_on(async {
+        let keep: Box<dyn std::any::Any>;
+        let (addr, authorization) = match label {
+            "floor_a" | "floor_b" => {
+                keep = Box::new(());
+                (spawn_floor_with(label == "floor_b").await, String::new())
+            }
+            _ => {
+                let host = ToolHost::bind(bench_config()).await.unwrap();
+                let session = host.open_session(surface(1)).unwrap();
+                let addr = host.local_addr();
+                let authorization = authorization(&session);
+                keep = Box::new((host, session));
+                (addr, authorization)
+            }
+        };
+        println!(
+            "{addr} {}",
+            if authorization.is_empty() {
+                "-"
+            } else {
+                &authorization
+            }
+        );
+        std::future::pending::<()>().await;
+        drop(keep);
+    });
+}
+
+/// `drive ADDR AUTHORIZATION N`: N sequential calls.
+fn drive(addr: &str, authorization: &str, calls: usize) {
+    let authorization = if authorization == "-" {
+        ""
+    } else {
+        authorization
+    };
+    let runtime = client_runtime();
+    runtime.block_on(async {
+        let mut client = Client::connect(addr.parse().unwrap(), authorization).await;
+        for _ in 0..calls {
+            client.call().await;
+        }
+    });
+}
