@@ -41,7 +41,9 @@ use crate::json_out::write_json_str;
 #[derive(Clone, PartialEq)]
 pub struct ContentBlock {
     kind: BlockKind,
-    annotations: Option<Annotations>,
+    // Boxed, like the large kinds below, so a plain text block stays small:
+    // every result carries at least one block inline.
+    annotations: Option<Box<Annotations>>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -49,8 +51,8 @@ enum BlockKind {
     Text(String),
     Image { data: Vec<u8>, mime_type: String },
     Audio { data: Vec<u8>, mime_type: String },
-    ResourceLink(ResourceLink),
-    Resource(EmbeddedResource),
+    ResourceLink(Box<ResourceLink>),
+    Resource(Box<EmbeddedResource>),
 }
 
 impl ContentBlock {
@@ -77,12 +79,12 @@ impl ContentBlock {
 
     /// A link to a resource the client may fetch or show.
     pub fn resource_link(link: ResourceLink) -> Self {
-        Self::of(BlockKind::ResourceLink(link))
+        Self::of(BlockKind::ResourceLink(Box::new(link)))
     }
 
     /// A resource carried inside the result.
     pub fn resource(resource: EmbeddedResource) -> Self {
-        Self::of(BlockKind::Resource(resource))
+        Self::of(BlockKind::Resource(Box::new(resource)))
     }
 
     fn of(kind: BlockKind) -> Self {
@@ -94,7 +96,7 @@ impl ContentBlock {
 
     /// Sets the block's annotations (replacing any set before).
     pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
+        self.annotations = Some(Box::new(annotations));
         self
     }
 

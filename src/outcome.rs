@@ -53,7 +53,7 @@ pub struct ToolOutcome {
 pub(crate) enum OutcomeKind {
     /// A result: a success, or with `is_error` a refusal.
     Result {
-        content: Vec<ContentBlock>,
+        content: Blocks,
         structured: Option<Value>,
         is_error: bool,
     },
@@ -90,9 +90,10 @@ impl ToolOutcome {
 
     /// Success with these content blocks, in order.
     pub fn blocks(blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
-        let mut builder = Self::builder();
-        builder.content.extend(blocks);
-        builder.build()
+        blocks
+            .into_iter()
+            .fold(Self::builder(), OutcomeBuilder::block)
+            .build()
     }
 
     /// A builder for a result of several blocks, a success or a refusal.
@@ -170,7 +171,7 @@ impl ToolOutcome {
     /// failure). A JSON value appears here as its compact text block.
     pub fn content(&self) -> &[ContentBlock] {
         match &self.kind {
-            OutcomeKind::Result { content, .. } => content,
+            OutcomeKind::Result { content, .. } => content.as_slice(),
             OutcomeKind::Failed { .. } => &[],
         }
     }
@@ -207,7 +208,7 @@ impl ToolOutcome {
             return;
         };
         out.extend_from_slice(b"\"content\":[");
-        for (i, block) in content.iter().enumerate() {
+        for (i, block) in content.as_slice().iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -231,8 +232,40 @@ impl ToolOutcome {
 #[derive(Debug, Default)]
 #[must_use = "a builder does nothing until `build` or `refused`"]
 pub struct OutcomeBuilder {
-    content: Vec<ContentBlock>,
+    content: Blocks,
     structured: Option<Value>,
+}
+
+/// A result's blocks. Most results have exactly one, kept inline, so a
+/// plain `ToolOutcome::text` allocates nothing beyond its `String`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Blocks {
+    #[default]
+    None,
+    One(ContentBlock),
+    /// Two or more, in order.
+    Many(Vec<ContentBlock>),
+}
+
+impl Blocks {
+    fn push(&mut self, block: ContentBlock) {
+        *self = match std::mem::take(self) {
+            Self::None => Self::One(block),
+            Self::One(first) => Self::Many(vec![first, block]),
+            Self::Many(mut blocks) => {
+                blocks.push(block);
+                Self::Many(blocks)
+            }
+        };
+    }
+
+    fn as_slice(&self) -> &[ContentBlock] {
+        match self {
+            Self::None => &[],
+            Self::One(block) => std::slice::from_ref(block),
+            Self::Many(blocks) => blocks,
+        }
+    }
 }
 
 impl OutcomeBuilder {
@@ -315,7 +348,7 @@ impl fmt::Debug for ToolOutcome {
                 is_error,
             } => f
                 .debug_struct(if *is_error { "Refused" } else { "Success" })
-                .field("content", content)
+                .field("content", &content.as_slice())
                 .field("structured", structured)
                 .finish(),
             OutcomeKind::Failed { message } => {
