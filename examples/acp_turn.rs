@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT] [--permission allow|deny]
-//!     [--config-file copilot-cli|claude-code] -- AGENT_COMMAND [ARGS...]
+//!     [--config-file copilot-cli] -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
 //!
@@ -17,9 +17,10 @@
 //!    cannot take an `http` MCP server gets a clear message, not an entry
 //!    it would drop (`McpServers::for_acp_agent`).
 //! 2. `session/new` with the current directory as `cwd` and the session's
-//!    `mcpServers`. With `--config-file`, the server goes in a config file
-//!    instead (`ToolSession::write_mcp_config`, passed to the agent after
-//!    `Runner::config_flag`), and `mcpServers` is empty.
+//!    `mcpServers`. With `--config-file copilot-cli`, the server goes in a
+//!    config file instead (`ToolSession::write_mcp_config`, in a directory
+//!    of this process's own, handed over with `Runner::config_args`), and
+//!    `mcpServers` is empty.
 //! 3. `session/prompt`, printing each `session/update` as it arrives:
 //!    message and thought chunks, tool calls and their status, plans.
 //!    `session/request_permission` is answered by `--permission`: allow
@@ -34,13 +35,15 @@
 //! exit with status 1.
 #![deny(warnings)]
 
+use std::ffi::OsString;
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use embacle_tool_host::{
-    Runner, Tool, ToolAnnotations, ToolHost, ToolHostConfig, ToolOutcome, ToolSurface,
+    Runner, Tool, ToolAnnotations, ToolHost, ToolHostConfig, ToolOutcome, ToolSession, ToolSurface,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -72,7 +75,7 @@ async fn main() {
 }
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT] [--permission allow|deny] \
-[--config-file copilot-cli|claude-code] -- AGENT_COMMAND [ARGS...]";
+[--config-file copilot-cli] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
@@ -106,8 +109,7 @@ impl Args {
                 "--config-file" => {
                     parsed.config_file = Some(match value()?.as_str() {
                         "copilot-cli" => Runner::CopilotCli,
-                        "claude-code" => Runner::ClaudeCode,
-                        other => return Err(format!("no config file format {other:?}")),
+                        other => return Err(format!("no config file format {other:?} (the one ACP agent that takes one is copilot-cli)")),
                     })
                 }
                 "--" => {
@@ -134,47 +136,27 @@ async fn run(args: Args) -> Result<(), String> {
     let surface = Arc::new(DemoTools::new().map_err(|e| e.to_string())?);
     let mut session = host.open_session(surface).map_err(|e| e.to_string())?;
 
-    let mut agent_command = args.agent.clone();
-    let mut via_config_file = false;
-    if let Some(runner) = args.config_file {
-        let path = session
-            .write_mcp_config(runner, &std::env::temp_dir())
-            .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
-        // Copilot CLI reads a file path after `@`; Claude Code takes the path.
-        let value = match runner {
-            Runner::CopilotCli => format!("@{}", path.display()),
-            _ => path.display().to_string(),
-        };
-        agent_command.extend([runner.config_flag().to_owned(), value]);
-        println!("[host] MCP config for {runner} in {}", path.display());
-        via_config_file = true;
-    }
-
+    let mut agent_command: Vec<OsString> = args.agent.iter().map(OsString::from).collect();
+    let private_dir = match args.config_file {
+        Some(runner) => Some(hand_over_in_a_file(
+            &mut session,
+            runner,
+            &mut agent_command,
+        )?),
+        None => None,
+    };
     let mut agent = Agent::spawn(&agent_command, args.allow)?;
-    let init = agent
-        .request(
-            "initialize",
-            json!({
-                "protocolVersion": 1,
-                "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
-                "clientInfo": {"name": "embacle-tool-host acp_turn", "version": env!("CARGO_PKG_VERSION")},
-            }),
-        )
-        .await?;
-    let name = init
-        .pointer("/agentInfo/name")
-        .and_then(Value::as_str)
-        .unwrap_or("the agent");
-    let mcp_servers = if via_config_file {
-        json!([])
-    } else {
-        session
+    let init = agent.initialize().await?;
+    let mcp_servers = match private_dir {
+        Some(_) => {
+            println!("[host] session/new with no mcpServers: the agent reads the config file");
+            json!([])
+        }
+        None => session
             .mcp_servers()
             .for_acp_agent(&init)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?,
     };
-    println!("[host] {name} speaks ACP {}", init["protocolVersion"]);
-
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let new = agent
         .request(
@@ -182,9 +164,8 @@ async fn run(args: Args) -> Result<(), String> {
             json!({"cwd": cwd, "mcpServers": mcp_servers}),
         )
         .await?;
-    let session_id = new["sessionId"].clone();
     let prompt =
-        json!({"sessionId": session_id, "prompt": [{"type": "text", "text": args.prompt}]});
+        json!({"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": args.prompt}]});
     let result = agent.request("session/prompt", prompt).await?;
     agent.end_chunks();
     println!(
@@ -197,7 +178,33 @@ async fn run(args: Args) -> Result<(), String> {
     // then read the final count.
     let served = session.close().await;
     println!("[host] calls served: {served}");
+    if let Some(dir) = private_dir {
+        let _ = std::fs::remove_dir(dir);
+    }
     Ok(())
+}
+
+/// Writes the session's config file for `runner` into a directory of this
+/// process's own (mode 0700), adds its arguments to the agent's command,
+/// and returns the directory.
+fn hand_over_in_a_file(
+    session: &mut ToolSession,
+    runner: Runner,
+    agent_command: &mut Vec<OsString>,
+) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("acp-turn-{}", std::process::id()));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(&dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = session
+        .write_mcp_config(runner, &dir)
+        .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
+    agent_command.extend(runner.config_args(&path));
+    println!("[host] MCP config for {runner} in {}", path.display());
+    Ok(dir)
 }
 
 /// The agent process and this side of its ACP connection.
@@ -212,7 +219,7 @@ struct Agent {
 }
 
 impl Agent {
-    fn spawn(command: &[String], allow: bool) -> Result<Self, String> {
+    fn spawn(command: &[OsString], allow: bool) -> Result<Self, String> {
         let mut child = Command::new(&command[0])
             .args(&command[1..])
             .stdin(Stdio::piped())
@@ -231,6 +238,27 @@ impl Agent {
             allow,
             in_chunks: false,
         })
+    }
+
+    /// `initialize` as an ACP v1 client without file system or terminal;
+    /// prints who answered, and returns the result.
+    async fn initialize(&mut self) -> Result<Value, String> {
+        let init = self
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": 1,
+                    "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+                    "clientInfo": {"name": "embacle-tool-host acp_turn", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            )
+            .await?;
+        let name = init
+            .pointer("/agentInfo/name")
+            .and_then(Value::as_str)
+            .unwrap_or("the agent");
+        println!("[host] {name} speaks ACP {}", init["protocolVersion"]);
+        Ok(init)
     }
 
     async fn send(&mut self, message: &Value) -> Result<(), String> {

@@ -26,6 +26,13 @@
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` | listed, never called: its schema keeps every 2020-12 keyword |
 //! | `test_custom_headers` | `http-custom-header-server-validation` | its `x-mcp-header` arguments, echoed |
 //!
+//! `test_custom_headers` is there so this example's run of the header
+//! scenario, which takes the first tool with an `x-mcp-header` argument,
+//! has one (the README's row for it comes from `host_tools`'s run). Its
+//! twin `test_custom_headers_null` is not: it is a tool of the suite's own
+//! mock server, for the *client* scenario `http-custom-headers`, and no
+//! server scenario calls it.
+//!
 //! The surface logs (`may_log`), so the host advertises `logging` and serves
 //! `logging/setLevel`; its list can change, so `listChanged` is advertised
 //! and `test_trigger_tool_change` reaches every listening client.
@@ -105,7 +112,15 @@ fn fixture_tools() -> Result<Vec<Tool>, embacle_tool_host::Error> {
         .into_iter()
         .map(|(name, description)| Tool::new(name, description, no_arguments()))
         .collect::<Result<Vec<_>, _>>()?;
-    tools.push(Tool::new(
+    tools.push(json_schema_2020_12_tool()?);
+    tools.push(custom_headers_tool()?);
+    Ok(tools)
+}
+
+/// `json-schema-2020-12`'s tool: listed, never called; its schema keeps
+/// every 2020-12 keyword the scenario looks for.
+fn json_schema_2020_12_tool() -> Result<Tool, embacle_tool_host::Error> {
+    Tool::new(
         "json_schema_2020_12_tool",
         "Tool with JSON Schema 2020-12 features",
         json!({
@@ -131,8 +146,12 @@ fn fixture_tools() -> Result<Vec<Tool>, embacle_tool_host::Error> {
             "else": {"required": ["email"]},
             "additionalProperties": false,
         }),
-    )?);
-    tools.push(Tool::new(
+    )
+}
+
+/// A tool whose arguments 2026-07-28 clients mirror into headers.
+fn custom_headers_tool() -> Result<Tool, embacle_tool_host::Error> {
+    Tool::new(
         "test_custom_headers",
         "Echoes its x-mcp-header arguments, which 2026-07-28 clients mirror into Mcp-Param-* headers.",
         json!({
@@ -145,8 +164,7 @@ fn fixture_tools() -> Result<Vec<Tool>, embacle_tool_host::Error> {
             },
             "required": ["region", "priority", "query"],
         }),
-    )?);
-    Ok(tools)
+    )
 }
 
 impl ToolSurface for Fixture {

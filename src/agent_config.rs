@@ -2,6 +2,7 @@
 //! `mcpServers` array checked against the agent's capabilities, and the
 //! config files of agents that read MCP servers from a file.
 
+use std::ffi::OsString;
 use std::fmt;
 use std::fs;
 use std::io::Write;
@@ -11,9 +12,11 @@ use serde_json::{Map, Value};
 
 use crate::{Error, McpServers, Tool, ToolSession};
 
-/// The longest tool name the model APIs behind today's agents accept (the
-/// OpenAI and Anthropic function-name limit), counted *after* the agent has
-/// added its server prefix.
+/// The longest tool name to count on, *after* the agent has added its
+/// server prefix: OpenAI's function names are at most 64 characters of
+/// `[A-Za-z0-9_-]`, Copilot CLI cuts every name to 64, and other model APIs
+/// document limits of that order. A name within it reaches every model
+/// whole.
 pub const MODEL_TOOL_NAME_LIMIT: usize = 64;
 
 /// An agent that reads its MCP servers from a JSON config file rather than
@@ -56,6 +59,27 @@ impl Runner {
             Self::ClaudeCode => "--mcp-config",
             Self::CopilotCli => "--additional-mcp-config",
         }
+    }
+
+    /// The two arguments that hand `path` to this agent: the flag, and the
+    /// path in the form the agent reads it (Copilot CLI takes a file as
+    /// `@PATH`; without the `@` it would parse the path as JSON).
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use embacle_tool_host::Runner;
+    ///
+    /// let file = Path::new("/run/user/1000/tools.json");
+    /// assert_eq!(Runner::CopilotCli.config_args(file), ["--additional-mcp-config", "@/run/user/1000/tools.json"]);
+    /// assert_eq!(Runner::ClaudeCode.config_args(file), ["--mcp-config", "/run/user/1000/tools.json"]);
+    /// ```
+    pub fn config_args(self, path: &Path) -> [OsString; 2] {
+        let mut value = OsString::new();
+        if self == Self::CopilotCli {
+            value.push("@");
+        }
+        value.push(path);
+        [OsString::from(self.config_flag()), value]
     }
 
     /// The name the model sees for `tool` served under `server`.
@@ -151,9 +175,12 @@ impl McpServers<'_> {
     ///
     /// Support is read from ACP v1's
     /// `agentCapabilities.mcpCapabilities.http` (`true`; absent means
-    /// false), and from the v2 draft's `capabilities.mcp.http` or
-    /// `capabilities.session.mcp.http` (an object, `{}` included; the draft
-    /// has used both places).
+    /// false), and from the v2 draft's `capabilities.session.mcp.http` (an
+    /// object, `{}` included), or `capabilities.mcp.http`, where earlier
+    /// drafts had it.
+    ///
+    /// The value holds the bearer, and its `Debug` prints it: treat it as
+    /// the secret it is.
     ///
     /// # Errors
     ///
@@ -179,10 +206,10 @@ impl McpServers<'_> {
     /// ```
     pub fn for_acp_agent(&self, initialize_result: &Value) -> Result<Value, Error> {
         let v1 = initialize_result.pointer("/agentCapabilities/mcpCapabilities/http");
-        let v2 = ["/capabilities/mcp/http", "/capabilities/session/mcp/http"]
+        let v2 = ["/capabilities/session/mcp/http", "/capabilities/mcp/http"]
             .iter()
-            .find_map(|path| initialize_result.pointer(path));
-        if v1 == Some(&Value::Bool(true)) || v2.is_some_and(Value::is_object) {
+            .find_map(|path| Some((*path, initialize_result.pointer(path)?)));
+        if v1 == Some(&Value::Bool(true)) || v2.is_some_and(|(_, http)| http.is_object()) {
             return Ok(self.to_value());
         }
         let agent = match initialize_result
@@ -194,7 +221,7 @@ impl McpServers<'_> {
         };
         let declared = match (v1, v2) {
             (Some(v1), _) => format!("agentCapabilities.mcpCapabilities.http is {v1}"),
-            (None, Some(v2)) => format!("capabilities.mcp.http is {v2}"),
+            (None, Some((path, v2))) => format!("{} is {v2}", path[1..].replace('/', ".")),
             (None, None) => "no http MCP transport".to_owned(),
         };
         Err(Error::unsupported_agent(format!(
@@ -203,7 +230,8 @@ impl McpServers<'_> {
     }
 
     /// The config JSON `runner` reads (see [`Runner`] for each shape). It
-    /// carries the bearer: keep it as secret as the session.
+    /// carries the bearer, and its `Debug` prints it: keep it as secret as
+    /// the session.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -246,18 +274,24 @@ impl McpServers<'_> {
 
 impl ToolSession {
     /// Writes this session's config file for `runner` into `dir`, and
-    /// returns its path, to pass after [`Runner::config_flag`]. The file is
-    /// **removed when this guard drops**, when the bearer in it dies.
+    /// returns its path, to hand over with [`Runner::config_args`]. The file
+    /// is **removed when this guard drops**, when the bearer in it dies; a
+    /// process that aborts leaves it behind, holding a dead bearer.
     ///
     /// It is created new (never over an existing file, nor through a
-    /// symlink), with a random name, readable by its owner alone (mode 0600
-    /// on Unix): it holds the bearer. `dir` should be private to the user
-    /// too (a temp dir of the process's own, say).
+    /// symlink), with a random name; on Unix with mode 0600, readable by its
+    /// owner alone. It holds the bearer, so `dir` should be private to the
+    /// user too (a directory of the process's own, mode 0700); elsewhere
+    /// than Unix the file takes `dir`'s access rules.
     ///
     /// # Errors
     ///
     /// [`Error::is_config_file`] when the file cannot be created or written;
     /// [`source`](std::error::Error::source) holds the I/O error.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system's random generator fails, as bearers do.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -269,9 +303,10 @@ impl ToolSession {
     /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
     /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
     /// let mut session = host.open_session(surface)?;
-    /// let path = session.write_mcp_config(Runner::ClaudeCode, &std::env::temp_dir())?;
-    /// // claude --mcp-config <path> --strict-mcp-config …
-    /// assert!(path.exists());
+    /// let dir = std::env::temp_dir(); // better: a directory of your own, mode 0700
+    /// let path = session.write_mcp_config(Runner::ClaudeCode, &dir)?;
+    /// let args = Runner::ClaudeCode.config_args(&path); // claude --mcp-config PATH …
+    /// assert!(path.exists() && args[1] == path.as_os_str());
     /// drop(session);
     /// assert!(!path.exists());
     /// # Ok(()) }
@@ -300,21 +335,24 @@ pub(crate) fn write_config_file(
     getrandom::fill(&mut nonce).expect("the operating system's random generator failed");
     let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
     let path = dir.join(format!("embacle-mcp-{}-{hex}.json", runner.file_stem()));
+    create_private(&path, config.to_string().as_bytes()).map_err(Error::config_file)?;
+    Ok(path)
+}
+
+/// Creates `path` with `bytes`, owner-only on Unix; never over an existing
+/// file or through a symlink. A failure to create leaves the path alone
+/// (it is not ours); a failure to write removes the incomplete file.
+fn create_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let written = options.open(&path).and_then(|mut file| {
-        file.write_all(config.to_string().as_bytes())?;
-        file.sync_all()
-    });
-    match written {
-        Ok(()) => Ok(path),
-        Err(source) => {
-            let _ = fs::remove_file(&path);
-            Err(Error::config_file(source))
-        }
+    let mut file = options.open(path)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    if written.is_err() {
+        let _ = fs::remove_file(path);
     }
+    written
 }
 
 #[cfg(test)]
@@ -369,5 +407,31 @@ mod tests {
         assert!(Runner::ClaudeCode
             .check_tool_names("s", &[tool("a.b"), tool("a-b")])
             .is_ok());
+    }
+
+    /// An existing file, or a symlink planted at the name, is refused and
+    /// left as it was.
+    #[test]
+    fn never_over_an_existing_path() {
+        let dir =
+            std::env::temp_dir().join(format!("embacle-create-private-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let existing = dir.join("existing.json");
+        fs::write(&existing, b"theirs").unwrap();
+        let err = create_private(&existing, b"ours").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&existing).unwrap(), b"theirs");
+        #[cfg(unix)]
+        {
+            let target = dir.join("target.json");
+            let link = dir.join("link.json");
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            assert!(create_private(&link, b"ours").is_err());
+            assert!(!target.exists(), "nothing written through the link");
+        }
+        let fresh = dir.join("fresh.json");
+        create_private(&fresh, b"ours").unwrap();
+        assert_eq!(fs::read(&fresh).unwrap(), b"ours");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

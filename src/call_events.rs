@@ -5,10 +5,12 @@
 //! Progress is a *state*: only the latest unsent report matters, so a new
 //! one replaces it, and the stream sends at most one per interval. Log
 //! messages are *events*: each is sent, in order, as soon as the stream can
-//! — up to [`MAX_PENDING_LOGS`] waiting at once. A tool that logs faster
-//! than the client reads loses the excess, and the stream says how many it
-//! lost, rather than letting a slow reader grow the embedder's memory
-//! without bound.
+//! — up to [`MAX_PENDING_LOGS`] messages or [`MAX_PENDING_LOG_BYTES`] bytes
+//! waiting at once. The stream drains the queue while the tool is
+//! suspended at an `.await` and the client reads, so a tool that logs more
+//! than that between two awaits, or while the client is not reading, loses
+//! the excess; the stream then says how many were lost, rather than letting
+//! a tool or a slow reader grow the embedder's memory without bound.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -21,6 +23,10 @@ use crate::log_level::LogLevel;
 
 /// The most log messages one call keeps waiting for its stream.
 pub(crate) const MAX_PENDING_LOGS: usize = 256;
+
+/// The most bytes of rendered log messages one call keeps waiting: a tool
+/// that logs its (peer-chosen) arguments cannot make one call hold more.
+pub(crate) const MAX_PENDING_LOG_BYTES: usize = 1024 * 1024;
 
 /// The logger name of the message that reports dropped log messages.
 const HOST_LOGGER: &str = "embacle-tool-host";
@@ -51,6 +57,8 @@ struct Inner {
     last_progress: Option<f64>,
     /// Rendered `notifications/message` messages, oldest first.
     logs: VecDeque<Vec<u8>>,
+    /// Their total length.
+    log_bytes: usize,
     /// Messages refused since the queue was last full.
     logs_dropped: u64,
     /// Set once the final response is on its way.
@@ -87,12 +95,19 @@ impl CallEvents {
             total: total.filter(|t| t.is_finite()),
             message: message.map(str::to_owned),
         });
-        wake(&mut inner);
+        wake(inner);
+    }
+
+    /// Whether a message at `level` is sent at all: the call may log, at
+    /// that level or a more severe one.
+    pub(crate) fn admits(&self, level: LogLevel) -> bool {
+        self.log_threshold
+            .is_some_and(|threshold| level >= threshold)
     }
 
     /// Queues a log message at `level` if the threshold admits it.
     pub(crate) fn log(&self, level: LogLevel, logger: Option<&str>, data: &Value) {
-        if self.log_threshold.is_none_or(|threshold| level < threshold) {
+        if !self.admits(level) {
             return;
         }
         // Rendered outside the lock: `data` may be large.
@@ -101,12 +116,15 @@ impl CallEvents {
         if inner.closed {
             return;
         }
-        if inner.logs.len() >= MAX_PENDING_LOGS {
+        if inner.logs.len() >= MAX_PENDING_LOGS
+            || inner.log_bytes + message.len() > MAX_PENDING_LOG_BYTES
+        {
             inner.logs_dropped += 1;
             return;
         }
+        inner.log_bytes += message.len();
         inner.logs.push_back(message);
-        wake(&mut inner);
+        wake(inner);
     }
 
     /// The next message to send: a log message first (logs are not
@@ -114,7 +132,7 @@ impl CallEvents {
     /// With nothing to send, registers `waker` for the next event.
     pub(crate) fn next(&self, waker: &Waker, progress_due: bool) -> Option<Event> {
         let mut inner = self.lock();
-        if let Some(message) = take_log(&mut inner) {
+        if let Some(message) = self.take_log(&mut inner) {
             return Some(Event::Log(message));
         }
         if progress_due {
@@ -136,7 +154,7 @@ impl CallEvents {
         inner.closed = true;
         inner.waker = None;
         let mut pending = Vec::new();
-        while let Some(message) = take_log(&mut inner) {
+        while let Some(message) = self.take_log(&mut inner) {
             pending.push(message);
         }
         if let Some(report) = inner.progress.take() {
@@ -178,25 +196,35 @@ pub(crate) enum Event {
     Progress(Vec<u8>),
 }
 
-fn wake(inner: &mut Inner) {
-    if let Some(waker) = inner.waker.take() {
+/// Wakes the stream, after letting go of the lock, so the woken task never
+/// finds it held.
+fn wake(mut inner: MutexGuard<'_, Inner>) {
+    let waker = inner.waker.take();
+    drop(inner);
+    if let Some(waker) = waker {
         waker.wake();
     }
 }
 
-/// The oldest queued log message; once the queue has drained after drops,
-/// the message that says how many were lost.
-fn take_log(inner: &mut Inner) -> Option<Vec<u8>> {
-    if let Some(message) = inner.logs.pop_front() {
-        return Some(message);
+impl CallEvents {
+    /// The oldest queued log message; once the queue has drained after
+    /// drops, the message that says how many were lost, at the call's
+    /// threshold if that is above `warning`, so a client that asked only
+    /// for errors still hears of it.
+    fn take_log(&self, inner: &mut Inner) -> Option<Vec<u8>> {
+        if let Some(message) = inner.logs.pop_front() {
+            inner.log_bytes -= message.len();
+            return Some(message);
+        }
+        let dropped = std::mem::take(&mut inner.logs_dropped);
+        (dropped > 0).then(|| {
+            let data = Value::from(format!(
+                "{dropped} log messages were dropped: more than {MAX_PENDING_LOGS} messages or {MAX_PENDING_LOG_BYTES} bytes were waiting to be sent"
+            ));
+            let level = self.log_threshold.map_or(LogLevel::Warning, |t| t.max(LogLevel::Warning));
+            log_message(level, Some(HOST_LOGGER), &data)
+        })
     }
-    let dropped = std::mem::take(&mut inner.logs_dropped);
-    (dropped > 0).then(|| {
-        let data = Value::from(format!(
-            "{dropped} log messages were dropped: the client read them too slowly"
-        ));
-        log_message(LogLevel::Warning, Some(HOST_LOGGER), &data)
-    })
 }
 
 /// A `notifications/message` message.
@@ -320,5 +348,29 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("10 log messages were dropped"));
+    }
+
+    /// Big messages hit the byte budget before the count; the notice of
+    /// drops goes out at the client's threshold when that is above warning.
+    #[test]
+    fn log_bytes_are_bounded_and_the_notice_respects_the_threshold() {
+        let waker = Waker::from(Arc::new(CountWakes(AtomicUsize::new(0))));
+        let events = CallEvents::new(None, Some(LogLevel::Error));
+        let big = json!("x".repeat(100 * 1024));
+        for _ in 0..20 {
+            events.log(LogLevel::Critical, None, &big);
+        }
+        let mut sent = Vec::new();
+        while let Some(Event::Log(message)) = events.next(&waker, true) {
+            sent.push(parse(&message));
+        }
+        assert_eq!(sent.len(), 10 + 1, "ten 100 KiB messages fit in 1 MiB");
+        let notice = &sent[10]["params"];
+        assert_eq!(notice["level"], "error");
+        assert!(notice["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("10 log messages were dropped"));
+        assert!(events.admits(LogLevel::Error) && !events.admits(LogLevel::Warning));
     }
 }

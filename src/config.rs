@@ -27,6 +27,8 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 /// + max_batch_len × S             what the surface returns: S is the
 ///                                   largest of its tool list and one
 ///                                   call's result
+/// + 1 MiB                         a streamed call's log messages waiting
+///                                   to be sent (surfaces that log only)
 /// ```
 ///
 /// With the defaults that is about 76 MiB per connection plus 32 × S, and

@@ -79,16 +79,26 @@ impl Era {
         matches!(self, Self::Modern(_))
     }
 
-    /// Whether the revision defines the `resource_link` content block
-    /// (2025-06-18 and later).
-    pub(crate) fn has_resource_links(self) -> bool {
+    /// Whether the revision is 2025-06-18 or later: the one that added
+    /// resource links, `lastModified` annotations and `structuredContent`.
+    fn since_2025_06_18(self) -> bool {
         self.version() >= "2025-06-18"
     }
 
-    /// Whether content annotations may carry `lastModified` (2025-06-18
-    /// and later).
+    /// Whether the revision defines the `resource_link` content block.
+    pub(crate) fn has_resource_links(self) -> bool {
+        self.since_2025_06_18()
+    }
+
+    /// Whether content annotations may carry `lastModified`.
     pub(crate) fn has_last_modified(self) -> bool {
-        self.version() >= "2025-06-18"
+        self.since_2025_06_18()
+    }
+
+    /// Whether a result may carry `value` as `structuredContent`: from
+    /// 2025-06-18, an object; from 2026-07-28, any value.
+    pub(crate) fn carries_structured(self, value: &serde_json::Value) -> bool {
+        self.since_2025_06_18() && (value.is_object() || self.any_structured_content())
     }
 
     /// The revision's version string; revisions are dates, so they order

@@ -157,7 +157,9 @@ impl Error {
     }
 
     /// True when a [`Tool`](crate::Tool) descriptor or a
-    /// [`StaticSurface`](crate::StaticSurface)'s list was refused.
+    /// [`StaticSurface`](crate::StaticSurface)'s list was refused, or when
+    /// [`Runner::check_tool_names`](crate::Runner::check_tool_names) found a
+    /// name an agent would not show the model whole.
     pub fn is_invalid_tool(&self) -> bool {
         matches!(self.kind, ErrorKind::InvalidTool(_))
     }

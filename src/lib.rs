@@ -56,9 +56,10 @@
 //!   `mcp/tools_call.rs` checks, runs and answers `tools/call`;
 //!   `mcp/subscriptions.rs` opens notification streams and renders what
 //!   they carry.
-//! - `agent_config`: each kind of agent's entry: [`McpServers::for_acp_agent`]
-//!   (the ACP array, checked against the agent's capabilities), [`Runner`]
-//!   and its config files, and the model-side tool-name check.
+//! - `agent_config`: each kind of agent's entry, as methods of
+//!   [`McpServers`] and [`ToolSession`]: [`McpServers::for_acp_agent`] (the
+//!   ACP array, checked against the agent's capabilities), [`Runner`] and
+//!   its config files, and the model-side tool-name check.
 //! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
 //!   [`McpServers`], the ACP entries.
 //! - `shared` (private): the state below everything — the host's
@@ -115,7 +116,9 @@
 //! never a connection that has authenticated. What one connection can make
 //! the host hold is bounded by the config (see [`ToolHostConfig`]'s
 //! "Memory"). Bearers never appear in
-//! `Debug`, errors or logs (the crate logs nothing). What it cannot defend
+//! `Debug`, errors or logs (the crate logs nothing); they reach disk only
+//! in a config file you ask for ([`ToolSession::write_mcp_config`]: mode
+//! 0600 on Unix, removed with the guard). What it cannot defend
 //! against: a process that can read the caller's memory, or the agent it
 //! handed the bearer to, while the session is open. See README.md for the
 //! full model.

@@ -35,6 +35,10 @@ pub enum LogLevel {
     Emergency,
 }
 
+/// The level names, least severe first, for error messages.
+pub(crate) const LEVEL_NAMES: &str =
+    "debug, info, notice, warning, error, critical, alert, emergency";
+
 impl LogLevel {
     /// Every level, least severe first.
     pub const ALL: [Self; 8] = [
@@ -108,6 +112,8 @@ mod tests {
             assert_eq!(LogLevel::parse(bad), None, "{bad:?}");
         }
         assert!(LogLevel::ALL.windows(2).all(|w| w[0] < w[1]));
+        let names: Vec<&str> = LogLevel::ALL.iter().map(|l| l.as_str()).collect();
+        assert_eq!(names.join(", "), LEVEL_NAMES);
     }
 
     /// A session sends every level until a client sets one.

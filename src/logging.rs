@@ -24,10 +24,17 @@ use crate::log_level::LogLevel;
 ///   `_meta["io.modelcontextprotocol/logLevel"]` — a request without it
 ///   gets no messages at all.
 ///
-/// Messages are sent in order, never after the result. A call that logs
-/// faster than the client reads keeps at most 256 waiting; the excess is
-/// dropped, and one warning from the logger `embacle-tool-host` says how
-/// many.
+/// The legacy level belongs to the *bearer*, as everything else here does:
+/// every MCP client that presents it shares one level, and a new
+/// `initialize` does not reset it. A call reads the level once, when it
+/// starts.
+///
+/// Messages are sent in order, never after the result. They wait for the
+/// stream while the tool runs: at most 256 messages and 1 MiB per call, so
+/// a tool that logs more between two `.await`s, or while the client is not
+/// reading, loses the excess, and one message from the logger
+/// `embacle-tool-host` (at `warning`, or the client's level if higher)
+/// says how many.
 ///
 /// Cheap to clone (one reference count).
 ///
@@ -61,9 +68,7 @@ impl Logger {
     }
 
     fn enabled_for(&self, level: LogLevel) -> Option<&CallEvents> {
-        self.events
-            .as_deref()
-            .filter(|events| events.log_threshold.is_some_and(|min| level >= min))
+        self.events.as_deref().filter(|events| events.admits(level))
     }
 }
 

@@ -29,9 +29,12 @@ use crate::json_out::write_json;
 /// # JSON results
 ///
 /// JSON is served twice: as a compact text block in `content`, which every
-/// client shows to the model, and as `structuredContent` — in the legacy era
-/// only when the value is a JSON object, the only shape `structuredContent`
-/// may take before MCP 2026-07-28; in 2026-07-28, always.
+/// client shows to the model, and as `structuredContent` where the revision
+/// defines it for the value: from 2025-06-18 when it is a JSON object (the
+/// only shape allowed before 2026-07-28), and in 2026-07-28 whatever it is.
+/// A value set with [`OutcomeBuilder::structured`] alone, which has no text
+/// block of its own, gets one in a revision that cannot carry it, so the
+/// model never loses it.
 ///
 /// # Examples
 ///
@@ -55,6 +58,8 @@ pub(crate) enum OutcomeKind {
     Result {
         content: Blocks,
         structured: Option<Value>,
+        /// Whether a text block already says what `structured` holds.
+        mirrored: bool,
         is_error: bool,
     },
     Failed {
@@ -201,12 +206,16 @@ impl ToolOutcome {
         let OutcomeKind::Result {
             content,
             structured,
+            mirrored,
             is_error,
         } = &self.kind
         else {
             debug_assert!(false, "a failure has no result members");
             return;
         };
+        let carried = structured
+            .as_ref()
+            .filter(|json| era.carries_structured(json));
         out.extend_from_slice(b"\"content\":[");
         for (i, block) in content.as_slice().iter().enumerate() {
             if i > 0 {
@@ -214,9 +223,18 @@ impl ToolOutcome {
             }
             block.write(out, era);
         }
+        if let Some(json) = structured
+            .as_ref()
+            .filter(|_| carried.is_none() && !mirrored)
+        {
+            // The revision cannot carry the value, and no block says it.
+            if !content.as_slice().is_empty() {
+                out.push(b',');
+            }
+            ContentBlock::text(json.to_string()).write(out, era);
+        }
         out.push(b']');
-        let structured = structured.as_ref();
-        if let Some(json) = structured.filter(|j| j.is_object() || era.any_structured_content()) {
+        if let Some(json) = carried {
             out.extend_from_slice(b",\"structuredContent\":");
             write_json(out, json);
         }
@@ -234,6 +252,7 @@ impl ToolOutcome {
 pub struct OutcomeBuilder {
     content: Blocks,
     structured: Option<Value>,
+    mirrored: bool,
 }
 
 /// A result's blocks. Most results have exactly one, kept inline, so a
@@ -306,14 +325,19 @@ impl OutcomeBuilder {
     pub fn json(mut self, json: Value) -> Self {
         self.content.push(ContentBlock::text(json.to_string()));
         self.structured = Some(json);
+        self.mirrored = true;
         self
     }
 
-    /// Sets `structuredContent` alone, with no text block. MCP asks for the
-    /// JSON as text too, for clients that read only `content`: prefer
-    /// [`json`](Self::json) unless a block already says the same.
+    /// Sets `structuredContent` alone, with no text block, for when a block
+    /// already says the same in words. MCP asks for the JSON as text too,
+    /// for clients that read only `content`: prefer [`json`](Self::json)
+    /// otherwise. Where the revision cannot carry the value (see "JSON
+    /// results" on [`ToolOutcome`]) it is sent as a compact JSON text block
+    /// after the others instead.
     pub fn structured(mut self, json: Value) -> Self {
         self.structured = Some(json);
+        self.mirrored = false;
         self
     }
 
@@ -333,6 +357,7 @@ impl OutcomeBuilder {
             kind: OutcomeKind::Result {
                 content: self.content,
                 structured: self.structured,
+                mirrored: self.mirrored,
                 is_error,
             },
         }
@@ -346,6 +371,7 @@ impl fmt::Debug for ToolOutcome {
                 content,
                 structured,
                 is_error,
+                ..
             } => f
                 .debug_struct(if *is_error { "Refused" } else { "Success" })
                 .field("content", &content.as_slice())
@@ -474,11 +500,36 @@ mod tests {
         );
         let empty = ToolOutcome::blocks([]);
         assert_eq!(result(&empty, LEGACY), json!({"content": []}));
+        // A value no block mirrors: carried where the revision can, else
+        // sent as text, never lost.
         let structured_only = ToolOutcome::builder().structured(json!([1])).build();
-        assert_eq!(result(&structured_only, LEGACY), json!({"content": []}));
+        assert_eq!(
+            result(&structured_only, LEGACY),
+            json!({"content": [{"type": "text", "text": "[1]"}]})
+        );
         assert_eq!(
             result(&structured_only, MODERN),
             json!({"content": [], "structuredContent": [1]})
+        );
+        let described = ToolOutcome::builder()
+            .text("one row")
+            .structured(json!({"rows": 1}))
+            .build();
+        assert_eq!(
+            result(&described, LEGACY),
+            json!({"content": [{"type": "text", "text": "one row"}], "structuredContent": {"rows": 1}})
+        );
+        assert_eq!(
+            result(&described, Era::Legacy("2025-03-26")),
+            json!({"content": [{"type": "text", "text": "one row"}, {"type": "text", "text": "{\"rows\":1}"}]})
+        );
+        // A mirrored value is not repeated where it cannot be carried.
+        assert_eq!(
+            result(
+                &ToolOutcome::json(json!({"a": 1})),
+                Era::Legacy("2025-03-26")
+            ),
+            json!({"content": [{"type": "text", "text": "{\"a\":1}"}]})
         );
         assert!(ToolOutcome::failed("x").content().is_empty());
     }

@@ -9,7 +9,8 @@
 //!
 //! Event order on the wire: `notifications/message` events (each, in
 //! order) and `notifications/progress` events (strictly increasing, at most
-//! one per [`PROGRESS_INTERVAL`], the latest when reports come faster),
+//! one per [`PROGRESS_INTERVAL`], the latest when reports come faster; a
+//! waiting log goes first, so a report can follow a log made after it),
 //! `:` keep-alive comments after each `keep_alive` of silence, then the
 //! events still waiting when the call ends, then one final JSON-RPC
 //! response, then the end of the stream.

@@ -37,6 +37,8 @@ async fn acp_entries_only_for_agents_that_take_http() {
          "the agent cannot take an http MCP server (no http MCP transport)"),
         (json!({"protocolVersion": 2, "capabilities": {"mcp": {"http": null}}}),
          "the agent cannot take an http MCP server (capabilities.mcp.http is null)"),
+        (json!({"protocolVersion": 2, "capabilities": {"session": {"mcp": {"stdio": {}, "http": null}}}}),
+         "the agent cannot take an http MCP server (capabilities.session.mcp.http is null)"),
         (json!({"protocolVersion": 1, "agentCapabilities": {"mcpCapabilities": {"http": "yes"}}}),
          "(agentCapabilities.mcpCapabilities.http is \"yes\")"),
     ];

@@ -158,8 +158,9 @@ async fn resource_link_per_revision() {
     );
 }
 
-/// Mixed blocks keep their order and annotations; `lastModified` and
-/// resource links fall back in 2025-03-26; the JSON is served twice.
+/// Mixed blocks keep their order and annotations; `lastModified`, resource
+/// links and `structuredContent` fall back in 2025-03-26; the JSON is
+/// served twice where the revision has `structuredContent`.
 #[tokio::test]
 async fn mixed_blocks_keep_order_and_annotations() {
     let fixture = Fixture::serving(ToolHostConfig::default(), Blocks::new()).await;
@@ -188,13 +189,16 @@ async fn mixed_blocks_keep_order_and_annotations() {
         modern.as_object_mut().unwrap().remove(key).expect(key);
     }
     assert_eq!(modern, expected(full, link));
-    assert_eq!(
-        result(&fixture, "2025-03-26", "mixed").await,
-        expected(
-            json!({"audience": ["user"], "priority": 0.5}),
-            json!({"type": "text", "text": "Resource link: r <test://r>"})
-        )
+    // 2025-03-26 defines no structuredContent: the JSON's text block says it.
+    let mut oldest = expected(
+        json!({"audience": ["user"], "priority": 0.5}),
+        json!({"type": "text", "text": "Resource link: r <test://r>"}),
     );
+    oldest.as_object_mut().unwrap().remove("structuredContent");
+    assert_eq!(result(&fixture, "2025-03-26", "mixed").await, oldest);
+    // A 2025-03-26 client sends no version header at all: the same answer.
+    let headerless = fixture.call(1, "mixed", json!({})).await.json()["result"].clone();
+    assert_eq!(headerless, oldest);
 }
 
 /// A refusal carries its blocks too, flagged `isError`, and counts as served.

@@ -29,7 +29,15 @@ async fn host_tools_example_serves_echo() {
     );
     let r = rpc(addr, bearer, call_body(2, "delete_everything", json!({}))).await;
     assert_eq!(r.json()["result"]["isError"], true);
-    let r = rpc(addr, bearer, call_body(3, "add", json!({"a": 2, "b": 40}))).await;
+    let add = post_with(
+        addr,
+        &[
+            ("Authorization", &format!("Bearer {bearer}")),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &call_body(3, "add", json!({"a": 2, "b": 40})).to_string(),
+    );
+    let r = send_once(addr, &add).await;
     assert_eq!(
         r.json()["result"]["structuredContent"],
         json!({"sum": 42.0})

@@ -20,7 +20,7 @@ struct Chatty {
 impl Chatty {
     fn new(logs: bool) -> Arc<Self> {
         let schema = json!({"type": "object", "additionalProperties": false});
-        let tools = ["chatty", "flood"]
+        let tools = ["chatty", "flood", "both"]
             .map(|name| Tool::new(name, format!("logs ({name})"), schema.clone()).unwrap());
         Arc::new(Self {
             tools: tools.into(),
@@ -41,6 +41,15 @@ impl ToolSurface for Chatty {
     }
 
     async fn call_with(&self, call: ToolCall<'_>) -> ToolOutcome {
+        if call.name() == "both" {
+            // Logs and progress on one stream, with a pause between.
+            call.log(LogLevel::Info, "first");
+            call.progress(1.0, Some(2.0), None);
+            tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+            call.log(LogLevel::Info, "second");
+            call.progress(2.0, Some(2.0), None);
+            return ToolOutcome::text("both done");
+        }
         if call.name() == "flood" {
             for i in 0..FLOOD {
                 call.log(LogLevel::Info, i);
@@ -212,8 +221,8 @@ async fn modern_logs_only_when_asked() {
     assert_eq!((response.status, response.error_code()), (404, -32601));
 }
 
-/// A call that logs faster than anyone reads keeps at most 256 messages
-/// waiting, and then says how many it dropped; the result still arrives.
+/// A call that logs more between two awaits than may wait keeps 256
+/// messages, and then says how many it dropped; the result still arrives.
 #[tokio::test]
 async fn a_log_flood_is_bounded() {
     let fixture = chatty(true).await;
@@ -232,7 +241,7 @@ async fn a_log_flood_is_bounded() {
     assert_eq!(
         report["data"],
         format!(
-            "{} log messages were dropped: the client read them too slowly",
+            "{} log messages were dropped: more than 256 messages or 1048576 bytes were waiting to be sent",
             FLOOD - 256
         )
     );
@@ -240,4 +249,51 @@ async fn a_log_flood_is_bounded() {
         messages.last().unwrap()["result"]["content"][0]["text"],
         "flooded"
     );
+}
+
+/// Logs and progress share a call's stream, in every legacy revision the
+/// client names in its header: logs in order, progress increasing, the
+/// response last.
+#[tokio::test]
+async fn logs_and_progress_share_the_stream() {
+    let fixture = chatty(true).await;
+    for version in ["2025-06-18", "2025-11-25"] {
+        let body = call_with_token(4, "both", json!("tok")).to_string();
+        let request = fixture.post_with(&[("MCP-Protocol-Version", version)], &body);
+        let messages = stream_of(&fixture, &request).await;
+        let logs: Vec<&Value> = messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| &m["params"]["data"])
+            .collect();
+        assert_eq!(logs, [&json!("first"), &json!("second")], "{version}");
+        let progress: Vec<f64> = messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| m["params"]["progress"].as_f64().unwrap())
+            .collect();
+        assert_eq!(progress, [1.0, 2.0], "{version}");
+        let last = messages.last().unwrap();
+        assert_eq!(
+            (
+                last["id"].clone(),
+                last["result"]["content"][0]["text"].clone()
+            ),
+            (json!(4), json!("both done"))
+        );
+    }
+}
+
+/// `logging/setLevel` on one session leaves another session's level alone.
+#[tokio::test]
+async fn set_level_is_per_session() {
+    let fixture = chatty(true).await;
+    let other = fixture.host.open_session(Chatty::new(true)).unwrap();
+    let other_bearer = bearer_of(&other);
+    fixture.rpc(set_level("error")).await;
+    let body = call_body(2, "chatty", json!({})).to_string();
+    let mine = stream_of(&fixture, &fixture.post(&body)).await;
+    assert_eq!(levels(&mine), ["error"]);
+    let theirs = stream_of(&fixture, &post(fixture.addr, &other_bearer, &body)).await;
+    assert_eq!(levels(&theirs), ["debug", "info", "warning", "error"]);
 }

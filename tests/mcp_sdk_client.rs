@@ -269,31 +269,7 @@ async fn read_content_and_logs(client: &str, package: &str, era: Option<&str>) {
     if let Some(era) = era {
         assert_eq!(connected["era"], era);
     }
-    let image = next_step(&mut lines).await;
-    assert_eq!(
-        image["blocks"],
-        json!([{"type": "image", "mimeType": "image/png", "length": 70, "canonicalBase64": true,
-                "signature": "89504e470d0a1a0a", "width": 1, "height": 1}])
-    );
-    let audio = next_step(&mut lines).await;
-    let wav = &audio["blocks"][0];
-    assert_eq!(
-        (
-            &wav["type"],
-            &wav["mimeType"],
-            &wav["riff"],
-            &wav["wave"],
-            &wav["canonicalBase64"]
-        ),
-        (
-            &json!("audio"),
-            &json!("audio/wav"),
-            &json!("RIFF"),
-            &json!("WAVE"),
-            &json!(true)
-        )
-    );
-    assert_eq!(wav["riffSize"], wav["length"].as_u64().unwrap() - 8);
+    check_media(&mut lines).await;
     let resource = next_step(&mut lines).await;
     assert_eq!(
         resource["content"],
@@ -304,36 +280,57 @@ async fn read_content_and_logs(client: &str, package: &str, era: Option<&str>) {
         next_step(&mut lines).await["types"],
         json!(["text", "image", "resource"])
     );
-    let logged = next_step(&mut lines).await;
+    check_logs(&mut lines, era == Some("modern")).await;
+    assert_eq!(next_step(&mut lines).await["step"], "done");
+    example.stop().await;
+}
+
+/// The image and audio steps: the bytes as Node decoded them.
+#[cfg(unix)]
+async fn check_media(lines: &mut support::processes::Steps) {
+    let image = next_step(lines).await;
+    assert_eq!(
+        image["blocks"],
+        json!([{"type": "image", "mimeType": "image/png", "length": 70, "canonicalBase64": true,
+                "signature": "89504e470d0a1a0a", "width": 1, "height": 1}])
+    );
+    let audio = next_step(lines).await;
+    let wav = &audio["blocks"][0];
+    let facts = ["type", "mimeType", "riff", "wave", "canonicalBase64"].map(|k| wav[k].clone());
+    assert_eq!(
+        facts,
+        [
+            json!("audio"),
+            json!("audio/wav"),
+            json!("RIFF"),
+            json!("WAVE"),
+            json!(true)
+        ]
+    );
+    assert_eq!(wav["riffSize"], wav["length"].as_u64().unwrap() - 8);
+}
+
+/// The logging steps: three info messages in order before the result, then
+/// a call that did not ask for logs — in 2026-07-28 it gets none; in the
+/// legacy era the session's level (info) admits its one message.
+#[cfg(unix)]
+async fn check_logs(lines: &mut support::processes::Steps, modern: bool) {
+    let logged = next_step(lines).await;
     assert_eq!(
         logged["content"][0]["text"],
         "Tool with logging executed successfully"
     );
-    let data: Vec<&Value> = logged["logs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| &l["data"])
-        .collect();
-    assert_eq!(
-        data,
-        [
-            &json!("Tool execution started"),
-            &json!("Tool processing data"),
-            &json!("Tool execution completed")
-        ]
-    );
-    assert!(logged["logs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|l| l["level"] == "info"));
-    let quiet = next_step(&mut lines).await;
+    let logs = logged["logs"].as_array().unwrap();
+    let data: Vec<&Value> = logs.iter().map(|l| &l["data"]).collect();
+    let expected = [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .map(Value::from);
+    assert_eq!(data, expected.iter().collect::<Vec<_>>());
+    assert!(logs.iter().all(|l| l["level"] == "info"));
+    let quiet = next_step(lines).await;
     assert_eq!(quiet["content"][0]["text"], "Logging evaluated");
-    // Legacy: the session's level (info) admits the quiet tool's message;
-    // 2026-07-28: the call did not ask, so nothing came.
-    let expected_logs = if era == Some("modern") { 3 } else { 4 };
-    assert_eq!(quiet["logs"], expected_logs);
-    assert_eq!(next_step(&mut lines).await["step"], "done");
-    example.stop().await;
+    assert_eq!(quiet["logs"], if modern { 3 } else { 4 });
 }

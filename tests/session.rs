@@ -127,8 +127,17 @@ async fn static_surface_mapping() {
         r.json()["result"],
         json!({"content":[{"type":"text","text":"got 1"}]})
     );
-    let r = fx.call(2, "object", json!({"n": 2})).await;
+    let r = fx
+        .with_version("2025-06-18", call_body(2, "object", json!({"n": 2})))
+        .await;
     assert_eq!(r.json()["result"]["structuredContent"], json!({"n": 2}));
+    // Without a version header the call is 2025-03-26's, which has no
+    // structuredContent: the value is in the text block alone.
+    let r = fx.call(2, "object", json!({"n": 2})).await;
+    assert_eq!(
+        r.json()["result"],
+        json!({"content":[{"type":"text","text":"{\"n\":2}"}]})
+    );
     let r = fx.call(3, "error", json!({})).await;
     assert_eq!(
         r.json()["result"],
@@ -136,6 +145,6 @@ async fn static_surface_mapping() {
     );
     let r = fx.call(4, "missing", json!({})).await;
     assert_eq!(r.error_code(), -32602);
-    assert_eq!(executed.load(std::sync::atomic::Ordering::SeqCst), 3);
-    assert_eq!(fx.session().calls_served(), 3);
+    assert_eq!(executed.load(std::sync::atomic::Ordering::SeqCst), 4);
+    assert_eq!(fx.session().calls_served(), 4);
 }

@@ -41,7 +41,9 @@ async fn call_echo() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusal_carries_reason_and_structure() {
     let fx = Fixture::new().await;
-    let r = fx.call(2, "refuse", json!({})).await;
+    let r = fx
+        .with_version("2025-11-25", call_body(2, "refuse", json!({})))
+        .await;
     assert_eq!(r.status, 200);
     let result = &r.json()["result"];
     assert_eq!(result["isError"], true);
@@ -53,6 +55,12 @@ async fn refusal_carries_reason_and_structure() {
         result["structuredContent"]
     );
     assert_eq!(fx.session().calls_served(), 1);
+    // 2025-03-26 (no version header) has no structuredContent: the payload
+    // is in the text block alone.
+    let r = fx.call(2, "refuse", json!({})).await;
+    let result = &r.json()["result"];
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert_eq!(result["content"][1]["text"], refusal_payload().to_string());
 }
 
 /// A failed outcome is a JSON-RPC -32603 error with no result content, and
@@ -71,15 +79,24 @@ async fn failure_is_internal_error() {
     assert_eq!(fx.session().calls_served(), 0);
 }
 
-/// JSON results are mirrored: compact text plus structuredContent.
+/// JSON results are mirrored: compact text plus structuredContent (from
+/// 2025-06-18; 2025-03-26 gets the text alone).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_result_is_mirrored() {
     let fx = Fixture::new().await;
+    let text = json!([{"type":"text","text":"{\"ok\":true}"}]);
+    for version in ["2025-06-18", "2025-11-25"] {
+        let r = fx
+            .with_version(version, call_body(4, "withdrawable", json!({})))
+            .await;
+        assert_eq!(
+            r.json()["result"],
+            json!({"content": text, "structuredContent": {"ok": true}}),
+            "{version}"
+        );
+    }
     let r = fx.call(4, "withdrawable", json!({})).await;
-    assert_eq!(
-        r.json()["result"],
-        json!({"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true}})
-    );
+    assert_eq!(r.json()["result"], json!({"content": text}));
 }
 
 /// A tool the surface does not list is -32602 and never reaches `call`.

@@ -39,7 +39,7 @@ use crate::future::BoxFuture;
 use crate::json_out::write_json_str;
 use crate::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, Request};
-use crate::log_level::LogLevel;
+use crate::log_level::{LogLevel, LEVEL_NAMES};
 use crate::server_info::ServerInfo;
 use crate::shared::{Lease, SessionState};
 use crate::unwind::CatchUnwind;
@@ -429,7 +429,7 @@ fn set_log_level(
         None => {
             let error = ErrorObject::new(
                 code::INVALID_PARAMS,
-                "logging/setLevel needs params.level, one of debug, info, notice, warning, error, critical, alert, emergency",
+                format!("logging/setLevel needs params.level, one of {LEVEL_NAMES}"),
             );
             respond.error(out, &error)
         }

@@ -15,7 +15,7 @@ use crate::entry::FirstPoll;
 use crate::era::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::future::{race, First};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
-use crate::log_level::LogLevel;
+use crate::log_level::{LogLevel, LEVEL_NAMES};
 use crate::logging::Logger;
 use crate::param_headers;
 use crate::progress::Progress;
@@ -236,7 +236,7 @@ fn requested_log_level(meta: &Map<String, Value>) -> Result<Option<LogLevel>, Er
         Some(level) => Ok(Some(level)),
         None => Err(ErrorObject::new(
             code::INVALID_PARAMS,
-            format!("_meta[\"{META_LOG_LEVEL}\"] must be one of debug, info, notice, warning, error, critical, alert, emergency"),
+            format!("_meta[\"{META_LOG_LEVEL}\"] must be one of {LEVEL_NAMES}"),
         )),
     }
 }

@@ -200,7 +200,7 @@ function markdown(results, reasons) {
   ];
   for (const scenario of scenarios) {
     const cells = columns.map(({ suite, revision }) => cell(results[suite.label][revision][scenario], footnotes));
-    const target = FIXTURE_SCENARIOS.has(scenario) ? 'fixture' : 'host_tools';
+    const target = FIXTURE_SCENARIOS.has(scenario) ? 'conformance_fixture' : 'host_tools';
     lines.push(`| \`${scenario}\` | ${target} | ${cells.join(' | ')} |`);
   }
   lines.push('');
