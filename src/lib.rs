@@ -44,9 +44,10 @@
 //! From the top:
 //!
 //! - `host`: [`ToolHost`]; the listener, the accept loop and shutdown.
-//! - `transport`, `rejection` (private): the hyper service function, every
-//!   HTTP check, and the HTTP/1.1 settings a connection is served with; the
-//!   status table of every refusal. The transport maps the dispatcher's
+//! - `transport`, `rejection`, `request_headers` (private): the hyper
+//!   service function, every HTTP check, and the HTTP/1.1 settings a
+//!   connection is served with; the status table of every refusal; the one
+//!   pass that reads every header the checks need. The transport maps the dispatcher's
 //!   reply classes to status codes.
 //! - `response_body`, `sse`, `notification_stream` (private): response
 //!   bodies; the SSE stream that drives a streamed call and frames its
@@ -154,6 +155,7 @@ mod outcome;
 mod param_headers;
 mod progress;
 mod rejection;
+mod request_headers;
 mod response_body;
 mod revocation;
 mod server_info;

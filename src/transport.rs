@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -54,6 +54,7 @@ use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
 use crate::notification_stream::NotificationStream;
 use crate::rejection::Rejection;
+use crate::request_headers::{is_json_media_type, Accepts, RequestHeaders};
 use crate::response_body::{json, ResponseBody};
 use crate::shared::{Lease, Shared};
 use crate::sse::SseCall;
@@ -62,14 +63,7 @@ use crate::write_stall::WriteStallGuard;
 /// The one MCP endpoint.
 pub(crate) const ENDPOINT: &str = "/mcp";
 
-// MCP's own headers, as constants so a lookup does not parse the name.
-const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
-/// `Mcp-Param-{Name}` headers start with this (lower case, as hyper keeps
-/// header names).
-const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
 /// The HTTP/1.1 settings every connection is served with. The timer must be
 /// set, or hyper silently ignores the header read timeout. `max_header_size`
@@ -125,32 +119,32 @@ async fn serve_checked(
     connection: &Connection,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    check_addressing(shared, &request)?;
-    if request.uri().path() != ENDPOINT {
+    let (parts, body) = request.into_parts();
+    let headers = RequestHeaders::read(&parts.headers);
+    check_addressing(shared, &parts.uri, &headers)?;
+    if parts.uri.path() != ENDPOINT {
         return Err(Rejection::NotFound);
     }
-    let lease = authenticate(shared, request.headers()).ok_or(Rejection::Unauthorized)?;
+    let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
     connection.authenticate();
-    if request.method() == Method::GET {
-        return open_legacy_stream(shared, &lease, request.headers());
+    if parts.method == Method::GET {
+        return open_legacy_stream(shared, &lease, headers.accepts);
     }
-    if request.method() != Method::POST {
+    if parts.method != Method::POST {
         return Err(Rejection::MethodNotAllowed {
             get: lease.session.list_can_change,
         });
     }
-    let accepts = check_content_headers(request.headers())?;
-    let (parts, body) = request.into_parts();
-    let body = read_body(shared, &parts.headers, body).await?;
-    let params = param_headers(&parts.headers);
+    check_content_headers(&headers)?;
+    let body = read_body(shared, headers.content_length, body).await?;
     let context = RequestContext {
         headers: EnvelopeHeaders {
-            protocol_version: single(&parts.headers, &MCP_PROTOCOL_VERSION),
-            method: single(&parts.headers, &MCP_METHOD),
-            name: single(&parts.headers, &MCP_NAME),
-            params: &params,
+            protocol_version: headers.protocol_version,
+            method: headers.method,
+            name: headers.name,
+            params: &headers.params,
         },
-        may_stream: accepts.event_stream,
+        may_stream: headers.accepts.event_stream,
     };
     match mcp::dispatch(&lease, &context, &body).await {
         Reply::Complete { class, body } => reply_response(class, body),
@@ -168,10 +162,10 @@ async fn serve_checked(
 fn open_legacy_stream(
     shared: &Shared,
     lease: &Lease,
-    headers: &HeaderMap,
+    accepts: Accepts,
 ) -> Result<Response<ResponseBody>, Rejection> {
     let get = lease.session.list_can_change;
-    if !accepts(headers).event_stream {
+    if !accepts.event_stream {
         return Err(Rejection::MethodNotAllowed { get });
     }
     match mcp::legacy_stream(lease) {
@@ -195,9 +189,12 @@ fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<
 
 /// Step 1: one `Host` naming this listener, a request target naming it too
 /// if it names a host at all, and at most one `Origin`, an allowed one.
-fn check_addressing(shared: &Shared, request: &Request<Incoming>) -> Result<(), Rejection> {
-    let headers = request.headers();
-    let host = match single(headers, &header::HOST) {
+fn check_addressing(
+    shared: &Shared,
+    uri: &hyper::Uri,
+    headers: &RequestHeaders<'_>,
+) -> Result<(), Rejection> {
+    let host = match headers.host {
         Header::Repeated => {
             return Err(Rejection::Ambiguous(
                 "Bad request: more than one Host header",
@@ -212,16 +209,14 @@ fn check_addressing(shared: &Shared, request: &Request<Incoming>) -> Result<(), 
     }
     // An absolute-form target (`POST http://name/mcp`) names a host too,
     // and RFC 9112 §3.2.2 lets it override `Host`: both must be this one.
-    if let Some(authority) = request.uri().authority() {
-        if request.uri().scheme_str() != Some("http")
-            || !shared.host_allowed(authority.as_str().as_bytes())
-        {
+    if let Some(authority) = uri.authority() {
+        if uri.scheme_str() != Some("http") || !shared.host_allowed(authority.as_str().as_bytes()) {
             return Err(Rejection::Forbidden(
                 "Forbidden: the request target names another host",
             ));
         }
     }
-    match single(headers, &header::ORIGIN) {
+    match headers.origin {
         Header::Absent => Ok(()),
         Header::One(origin) if shared.origin_allowed(origin) => Ok(()),
         Header::One(_) => Err(Rejection::Forbidden("Forbidden: Origin is not allowed")),
@@ -232,8 +227,8 @@ fn check_addressing(shared: &Shared, request: &Request<Incoming>) -> Result<(), 
 }
 
 /// Steps 5 and 6: a JSON body, and a client that takes a JSON answer.
-fn check_content_headers(headers: &HeaderMap) -> Result<Accepts, Rejection> {
-    match single(headers, &header::CONTENT_TYPE) {
+fn check_content_headers(headers: &RequestHeaders<'_>) -> Result<(), Rejection> {
+    match headers.content_type {
         Header::One(value) if is_json_media_type(value) => {}
         Header::Repeated => {
             return Err(Rejection::Ambiguous(
@@ -242,22 +237,21 @@ fn check_content_headers(headers: &HeaderMap) -> Result<Accepts, Rejection> {
         }
         _ => return Err(Rejection::UnsupportedMediaType),
     }
-    let accepts = accepts(headers);
-    if !accepts.json {
+    if !headers.accepts.json {
         return Err(Rejection::NotAcceptable);
     }
-    Ok(accepts)
+    Ok(())
 }
 
 /// Step 7: the whole body, within `max_body_bytes` and `body_read_timeout`,
 /// and parseable within `max_parsed_bytes`.
 async fn read_body(
     shared: &Shared,
-    headers: &HeaderMap,
+    content_length: Header<'_>,
     body: Incoming,
 ) -> Result<Bytes, Rejection> {
     let limit = shared.max_body_bytes;
-    if declared_length(headers).is_some_and(|n| n > limit as u64) {
+    if declared_length(content_length).is_some_and(|n| n > limit as u64) {
         return Err(Rejection::PayloadTooLarge);
     }
     let collect = Limited::new(body, limit).collect();
@@ -291,92 +285,15 @@ fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseB
     Ok(json(status, body))
 }
 
-/// Step 3: one well-formed, live bearer, or nothing.
-fn authenticate(shared: &Arc<Shared>, headers: &HeaderMap) -> Option<Lease> {
-    let mut values = headers.get_all(header::AUTHORIZATION).iter();
-    let value = values.next()?;
-    if values.next().is_some() {
-        // Two Authorization headers: ambiguous, so neither counts.
-        return None;
-    }
-    let bearer = Bearer::parse_header(value.as_bytes())?;
+/// Step 3: one well-formed, live bearer, or nothing. Two `Authorization`
+/// headers are ambiguous, so neither counts.
+fn authenticate(shared: &Arc<Shared>, authorization: Header<'_>) -> Option<Lease> {
+    let bearer = Bearer::parse_header(authorization.value()?)?;
     Lease::acquire(shared, &bearer)
 }
 
-/// A header that may appear once: absent, its one value, or repeated.
-fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Header<'a> {
-    let mut values = headers.get_all(name).iter();
-    match (values.next(), values.next()) {
-        (None, _) => Header::Absent,
-        (Some(value), None) => Header::One(value.as_bytes()),
-        (Some(_), Some(_)) => Header::Repeated,
-    }
-}
-
-/// Every `Mcp-Param-{Name}` header: `{Name}` (lower case) and the raw value.
-/// No allocation when there are none, which is the usual case.
-fn param_headers(headers: &HeaderMap) -> Vec<(&str, &[u8])> {
-    headers
-        .iter()
-        .filter_map(|(name, value)| {
-            let suffix = name.as_str().strip_prefix(MCP_PARAM_PREFIX)?;
-            Some((suffix, value.as_bytes()))
-        })
-        .collect()
-}
-
-/// `application/json`, any case, optionally with parameters (`; charset=utf-8`).
-fn is_json_media_type(value: &[u8]) -> bool {
-    let essence = value.split(|&b| b == b';').next().unwrap_or(&[]);
-    essence
-        .trim_ascii()
-        .eq_ignore_ascii_case(b"application/json")
-}
-
-/// What the `Accept` header admits, read in one pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Accepts {
-    /// Absent, or an entry admits `application/json` (lenient: `*/*` and
-    /// `application/*` count).
-    json: bool,
-    /// An entry names `text/event-stream` explicitly: only then may a call's
-    /// response be a stream (a wildcard is not taken as a promise to parse
-    /// SSE).
-    event_stream: bool,
-}
-
-fn accepts(headers: &HeaderMap) -> Accepts {
-    let mut found = Accepts {
-        json: false,
-        event_stream: false,
-    };
-    let mut present = false;
-    for value in headers.get_all(header::ACCEPT) {
-        present = true;
-        for entry in value.as_bytes().split(|&b| b == b',') {
-            let range = entry
-                .split(|&b| b == b';')
-                .next()
-                .unwrap_or(&[])
-                .trim_ascii();
-            if range.eq_ignore_ascii_case(b"text/event-stream") {
-                found.event_stream = true;
-            } else if range.eq_ignore_ascii_case(b"application/json")
-                || range.eq_ignore_ascii_case(b"application/*")
-                || range == b"*/*"
-            {
-                found.json = true;
-            }
-        }
-    }
-    found.json |= !present;
-    found
-}
-
-fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
+fn declared_length(content_length: Header<'_>) -> Option<u64> {
+    std::str::from_utf8(content_length.value()?)
         .ok()?
         .parse()
         .ok()
@@ -400,74 +317,4 @@ fn empty(status: StatusCode) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::full(Bytes::new()));
     *response.status_mut() = status;
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.append(*k, HeaderValue::from_static(v));
-        }
-        map
-    }
-
-    /// Content-Type matching: the media type only, any case, any parameters.
-    #[test]
-    fn content_type() {
-        for ok in [
-            "application/json",
-            "Application/JSON",
-            "application/json; charset=utf-8",
-            " application/json ",
-        ] {
-            assert!(is_json_media_type(ok.as_bytes()), "{ok}");
-        }
-        for bad in [
-            "text/plain",
-            "application/jsonx",
-            "application/json-seq",
-            "",
-            "json",
-        ] {
-            assert!(!is_json_media_type(bad.as_bytes()), "{bad}");
-        }
-    }
-
-    fn accepts_json(headers: &HeaderMap) -> bool {
-        accepts(headers).json
-    }
-
-    /// Accept: lenient, but a client that rules JSON out gets 406.
-    #[test]
-    fn accept() {
-        assert!(accepts_json(&headers(&[])));
-        assert!(accepts_json(&headers(&[(
-            "accept",
-            "application/json, text/event-stream"
-        )])));
-        assert!(accepts_json(&headers(&[("accept", "*/*")])));
-        assert!(accepts_json(&headers(&[
-            ("accept", "text/html"),
-            ("accept", "application/*;q=0.5")
-        ])));
-        assert!(!accepts_json(&headers(&[("accept", "text/event-stream")])));
-        assert!(!accepts_json(&headers(&[("accept", "text/html")])));
-        // Streaming needs SSE named explicitly.
-        let both = accepts(&headers(&[(
-            "accept",
-            "application/json, Text/Event-Stream;q=1",
-        )]));
-        assert_eq!(
-            both,
-            Accepts {
-                json: true,
-                event_stream: true
-            }
-        );
-        assert!(!accepts(&headers(&[("accept", "*/*")])).event_stream);
-        assert!(!accepts(&headers(&[])).event_stream);
-    }
 }
