@@ -156,6 +156,74 @@ pub(crate) fn event(message: &[u8]) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log_level::LogLevel;
+    use serde_json::{json, Value};
+
+    /// One poll of the stream: its frame as JSON (`None` for the end,
+    /// `Some(None)` while it waits).
+    async fn poll_once(call: &mut SseCall) -> Option<Option<Value>> {
+        std::future::poll_fn(|cx| {
+            Poll::Ready(match call.poll_next(cx) {
+                Poll::Ready(Some(frame)) => {
+                    let text = std::str::from_utf8(&frame).unwrap();
+                    let data = text.strip_prefix("event: message\ndata: ").unwrap();
+                    Some(Some(serde_json::from_str(data.trim_end()).unwrap()))
+                }
+                Poll::Ready(None) => None,
+                Poll::Pending => Some(None),
+            })
+        })
+        .await
+    }
+
+    /// On a paused clock: a second report waits out the 25 ms interval
+    /// while a log goes at once; what is pending when the call ends goes
+    /// out ahead of the response, and then the stream ends.
+    #[tokio::test(start_paused = true)]
+    async fn throttling_and_flush_order() {
+        let events = CallEvents::new(Some(json!("t")), Some(LogLevel::Info));
+        let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+        let call = StreamedCall {
+            call: Box::pin(async move {
+                let _ = finished.await;
+                Some(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec())
+            }),
+            events: Arc::clone(&events),
+        };
+        let mut sse = SseCall::new(call, Duration::from_secs(3600));
+        events.report_progress(1.0, None, None);
+        let first = poll_once(&mut sse).await.unwrap().unwrap();
+        assert_eq!(first["params"]["progress"], 1.0);
+        events.report_progress(2.0, None, None);
+        assert_eq!(poll_once(&mut sse).await, Some(None), "throttled");
+        events.log(LogLevel::Info, None, &json!("now"));
+        assert_eq!(
+            poll_once(&mut sse).await.unwrap().unwrap()["params"]["data"],
+            "now"
+        );
+        tokio::time::advance(PROGRESS_INTERVAL).await;
+        let second = poll_once(&mut sse).await.unwrap().unwrap();
+        assert_eq!(second["params"]["progress"], 2.0);
+        events.report_progress(3.0, None, None);
+        events.log(LogLevel::Info, None, &json!("last"));
+        finish.send(()).unwrap();
+        let order: Vec<Value> = [
+            poll_once(&mut sse).await,
+            poll_once(&mut sse).await,
+            poll_once(&mut sse).await,
+        ]
+        .into_iter()
+        .map(|frame| frame.unwrap().unwrap())
+        .collect();
+        assert_eq!(order[0]["params"]["data"], "last");
+        assert_eq!(order[1]["params"]["progress"], 3.0);
+        assert_eq!(order[2]["id"], 1);
+        assert_eq!(
+            poll_once(&mut sse).await,
+            None,
+            "the stream ends after the response"
+        );
+    }
 
     /// The frame format: one `data:` line per message, blank-line terminated.
     #[test]
