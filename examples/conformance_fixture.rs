@@ -24,14 +24,14 @@
 //! | `test_logging_tool` | `server-stateless` | one info message (sent only when asked) |
 //! | `test_trigger_tool_change` | `server-stateless` | adds or withdraws `test_dynamic_tool`, and says so |
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` | listed, never called: its schema keeps every 2020-12 keyword |
-//! | `test_custom_headers` | `http-custom-header-server-validation` | its `x-mcp-header` arguments, echoed |
+//! | `test_custom_headers`, `test_custom_headers_null` | `http-custom-header-server-validation` | their `x-mcp-header` arguments, echoed |
 //!
-//! `test_custom_headers` is there so this example's run of the header
-//! scenario, which takes the first tool with an `x-mcp-header` argument,
-//! has one (the README's row for it comes from `host_tools`'s run). Its
-//! twin `test_custom_headers_null` is not: it is a tool of the suite's own
-//! mock server, for the *client* scenario `http-custom-headers`, and no
-//! server scenario calls it.
+//! The header scenario takes the first tool with an `x-mcp-header`
+//! argument, so `test_custom_headers` gives this example's run one (the
+//! README's row for it comes from `host_tools`'s run). The suite uses both
+//! names in its *client* scenario `http-custom-headers`, where a `null`
+//! argument must have no header; the host accepts exactly that, and both
+//! are offered here so a client under test can be pointed at this example.
 //!
 //! The surface logs (`may_log`), so the host advertises `logging` and serves
 //! `logging/setLevel`; its list can change, so `listChanged` is advertised
@@ -113,7 +113,8 @@ fn fixture_tools() -> Result<Vec<Tool>, embacle_tool_host::Error> {
         .map(|(name, description)| Tool::new(name, description, no_arguments()))
         .collect::<Result<Vec<_>, _>>()?;
     tools.push(json_schema_2020_12_tool()?);
-    tools.push(custom_headers_tool()?);
+    tools.push(custom_headers_tool("test_custom_headers")?);
+    tools.push(custom_headers_tool("test_custom_headers_null")?);
     Ok(tools)
 }
 
@@ -149,11 +150,12 @@ fn json_schema_2020_12_tool() -> Result<Tool, embacle_tool_host::Error> {
     )
 }
 
-/// A tool whose arguments 2026-07-28 clients mirror into headers.
-fn custom_headers_tool() -> Result<Tool, embacle_tool_host::Error> {
+/// A tool whose arguments 2026-07-28 clients mirror into headers, under
+/// `name`.
+fn custom_headers_tool(name: &str) -> Result<Tool, embacle_tool_host::Error> {
     Tool::new(
-        "test_custom_headers",
-        "Echoes its x-mcp-header arguments, which 2026-07-28 clients mirror into Mcp-Param-* headers.",
+        name,
+        "Echoes its x-mcp-header arguments, which 2026-07-28 clients mirror into Mcp-Param-* headers (and leave out when null).",
         json!({
             "type": "object",
             "properties": {
@@ -214,7 +216,7 @@ impl ToolSurface for Fixture {
                 })
             }
             "test_dynamic_tool" => ToolOutcome::text("The dynamic tool ran."),
-            "test_custom_headers" => ToolOutcome::json(json!({
+            "test_custom_headers" | "test_custom_headers_null" => ToolOutcome::json(json!({
                 "region": arguments.get("region"),
                 "priority": arguments.get("priority"),
                 "verbose": arguments.get("verbose"),
