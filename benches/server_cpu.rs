@@ -114,19 +114,7 @@ fn measure(
             client.call().await;
         }
         let before = server.cpu_ns();
-        let tasks: Vec<_> = clients
-            .into_iter()
-            .map(|mut client| {
-                tokio::spawn(async move {
-                    for _ in 0..calls {
-                        client.call().await;
-                    }
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.unwrap();
-        }
+        run_concurrently(clients, calls).await;
         (server.cpu_ns() - before) as f64 / (connections * calls) as f64
     })
 }

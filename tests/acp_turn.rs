@@ -99,7 +99,7 @@ async fn copilot() -> Option<PathBuf> {
 /// Runs `acp_turn` with `args` against Copilot, offline, with the scripted
 /// model, in an environment of `PATH` and the test's own variables only;
 /// returns what it printed.
-async fn turn(copilot: &Path, model: &ScriptedModel, args: &[&str]) -> Turn {
+async fn run_turn(copilot: &Path, model: &ScriptedModel, args: &[&str]) -> Turn {
     let home = TempHome::new();
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
     let mut command = Command::new(example_path("acp_turn"));
@@ -164,6 +164,15 @@ impl Drop for TempHome {
     }
 }
 
+/// One turn of Copilot, one test at a time, against a fresh scripted
+/// model; `None` when the test is skipped (see [`copilot`]).
+async fn copilot_turn(args: &[&str]) -> Option<Turn> {
+    let copilot = copilot().await?;
+    let _one = COPILOT.lock().await;
+    let model = ScriptedModel::start(script()).await;
+    Some(run_turn(&copilot, &model, args).await)
+}
+
 fn script() -> Vec<ToolCallScript> {
     vec![
         ToolCallScript {
@@ -183,17 +192,9 @@ fn script() -> Vec<ToolCallScript> {
 /// text quotes the tool's answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_calls_a_tool_and_quotes_it() {
-    let Some(copilot) = copilot().await else {
+    let Some(turn) = copilot_turn(&["--prompt", "What is the weather in Paris?"]).await else {
         return;
     };
-    let _one = COPILOT.lock().await;
-    let model = ScriptedModel::start(script()).await;
-    let turn = turn(
-        &copilot,
-        &model,
-        &["--prompt", "What is the weather in Paris?"],
-    )
-    .await;
     // The host's side.
     turn.assert_has(r#"[host] tool call get_weather {"city":"Paris"}"#);
     turn.assert_has("[host] calls served: 1");
@@ -225,12 +226,9 @@ async fn copilot_calls_a_tool_and_quotes_it() {
 /// refuses, and the refusal's reason reaches the model and its answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_carries_a_refusal_to_the_model() {
-    let Some(copilot) = copilot().await else {
+    let Some(turn) = copilot_turn(&["--prompt", "Delete all my notes."]).await else {
         return;
     };
-    let _one = COPILOT.lock().await;
-    let model = ScriptedModel::start(script()).await;
-    let turn = turn(&copilot, &model, &["--prompt", "Delete all my notes."]).await;
     turn.assert_has("[host] tool call delete_all_notes {}");
     turn.assert_has("[host] calls served: 1");
     turn.assert_has("[permission] delete_all_notes: allow_once");
@@ -254,17 +252,11 @@ async fn copilot_carries_a_refusal_to_the_model() {
 /// Denied permission: the tool never runs, and nothing is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_denied_permission_reaches_no_tool() {
-    let Some(copilot) = copilot().await else {
+    let Some(turn) =
+        copilot_turn(&["--prompt", "Delete all my notes.", "--permission", "deny"]).await
+    else {
         return;
     };
-    let _one = COPILOT.lock().await;
-    let model = ScriptedModel::start(script()).await;
-    let turn = turn(
-        &copilot,
-        &model,
-        &["--prompt", "Delete all my notes.", "--permission", "deny"],
-    )
-    .await;
     turn.assert_has("[permission] delete_all_notes: reject_once");
     turn.assert_has("[host] calls served: 0");
     assert!(turn.lines("[host] tool call").is_empty(), "{}", turn.stdout);
@@ -275,22 +267,16 @@ async fn copilot_denied_permission_reaches_no_tool() {
 /// file's format is the one Copilot reads, and it is gone after the turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_reads_the_config_file() {
-    let Some(copilot) = copilot().await else {
+    let Some(turn) = copilot_turn(&[
+        "--prompt",
+        "What is the weather in Paris?",
+        "--config-file",
+        "copilot-cli",
+    ])
+    .await
+    else {
         return;
     };
-    let _one = COPILOT.lock().await;
-    let model = ScriptedModel::start(script()).await;
-    let turn = turn(
-        &copilot,
-        &model,
-        &[
-            "--prompt",
-            "What is the weather in Paris?",
-            "--config-file",
-            "copilot-cli",
-        ],
-    )
-    .await;
     turn.assert_has(r#"[host] tool call get_weather {"city":"Paris"}"#);
     turn.assert_has("[host] calls served: 1");
     turn.assert_has("[host] session/new with no mcpServers: the agent reads the config file");

@@ -253,6 +253,12 @@ pub async fn throughput(
         clients.push(Client::connect(addr, authorization).await);
     }
     let start = std::time::Instant::now();
+    run_concurrently(clients, calls).await;
+    (connections * calls) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Makes `calls` calls on each client, all clients at once.
+pub async fn run_concurrently(clients: Vec<Client>, calls: usize) {
     let tasks: Vec<_> = clients
         .into_iter()
         .map(|mut client| {
@@ -266,7 +272,6 @@ pub async fn throughput(
     for task in tasks {
         task.await.unwrap();
     }
-    (connections * calls) as f64 / start.elapsed().as_secs_f64()
 }
 
 /// Prints one figure in the form `PERFORMANCE.md`'s generator collects.
