@@ -332,13 +332,27 @@ impl AcceptLoop {
             ),
         );
         let connection = graceful.watch(connection);
+        // The connection runs in a task of its own, and a second task waits
+        // for its end or for a reason to stop it (all connections closed,
+        // or this one shed). Racing the two in one task would poll the
+        // stop signals on every wake of the connection — several times a
+        // request; apart, they are polled only when one of them fires.
+        let mut served = tokio::spawn(connection);
         tokio::spawn(async move {
             {
                 let stop = race(
                     close.wait_for(|closed| *closed),
                     admitted.connection().shed(),
                 );
-                let _ = race(connection, stop).await;
+                // Only which side won is kept: the watch's guard is not
+                // `Send`, and must not live across the await below.
+                let stopped = matches!(race(&mut served, stop).await, First::Right(_));
+                if stopped {
+                    served.abort();
+                    // Wait until the connection is dropped (its socket
+                    // closed) before its slot is given back.
+                    let _ = (&mut served).await;
+                }
             }
             drop(admitted);
         });
