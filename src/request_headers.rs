@@ -23,9 +23,10 @@ pub(crate) struct RequestHeaders<'a> {
     pub(crate) protocol_version: Header<'a>,
     pub(crate) method: Header<'a>,
     pub(crate) name: Header<'a>,
-    /// Every `Mcp-Param-{Name}` header: `{Name}` (lower case) and the raw
-    /// value. No allocation when there are none, the usual case.
-    pub(crate) params: Vec<(&'a str, &'a [u8])>,
+    /// Whether any `Mcp-Param-{Name}` header came: they are gathered by
+    /// [`params`] once the bearer is accepted, so a client without one
+    /// makes the host build nothing per header.
+    pub(crate) has_params: bool,
 }
 
 impl<'a> RequestHeaders<'a> {
@@ -56,9 +57,7 @@ impl<'a> RequestHeaders<'a> {
                     "mcp-method" => &mut found.method,
                     "mcp-name" => &mut found.name,
                     other => {
-                        if let Some(suffix) = other.strip_prefix(MCP_PARAM_PREFIX) {
-                            found.params.push((suffix, value));
-                        }
+                        found.has_params |= other.starts_with(MCP_PARAM_PREFIX);
                         continue;
                     }
                 }
@@ -72,6 +71,18 @@ impl<'a> RequestHeaders<'a> {
         found.accepts.json |= !accept_seen;
         found
     }
+}
+
+/// Every `Mcp-Param-{Name}` header: `{Name}` (lower case) and the raw
+/// value, in order.
+pub(crate) fn params(headers: &HeaderMap) -> Vec<(&str, &[u8])> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let suffix = name.as_str().strip_prefix(MCP_PARAM_PREFIX)?;
+            Some((suffix, value.as_bytes()))
+        })
+        .collect()
 }
 
 /// What the `Accept` header admits.
@@ -195,6 +206,7 @@ mod tests {
         assert_eq!(read.method, Header::One(b"tools/call"));
         assert_eq!(read.origin, Header::Absent);
         assert_eq!(read.name, Header::Absent);
-        assert_eq!(read.params, [("region", &b"eu"[..]), ("rows", &b"3"[..])]);
+        assert!(read.has_params);
+        assert_eq!(params(&map), [("region", &b"eu"[..]), ("rows", &b"3"[..])]);
     }
 }

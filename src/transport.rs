@@ -54,7 +54,7 @@ use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
 use crate::notification_stream::NotificationStream;
 use crate::rejection::Rejection;
-use crate::request_headers::{is_json_media_type, Accepts, RequestHeaders};
+use crate::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
 use crate::response_body::{json, ResponseBody};
 use crate::shared::{Lease, Shared};
 use crate::sse::SseCall;
@@ -137,12 +137,17 @@ async fn serve_checked(
     }
     check_content_headers(&headers)?;
     let body = read_body(shared, headers.content_length, body).await?;
+    // No allocation when there are none, the usual case.
+    let params = match headers.has_params {
+        true => request_headers::params(&parts.headers),
+        false => Vec::new(),
+    };
     let context = RequestContext {
         headers: EnvelopeHeaders {
             protocol_version: headers.protocol_version,
             method: headers.method,
             name: headers.name,
-            params: &headers.params,
+            params: &params,
         },
         may_stream: headers.accepts.event_stream,
     };
