@@ -40,12 +40,17 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
 /// Reads a POST body as the dispatcher does (`jsonrpc::parse`), and says
 /// whether it is one JSON-RPC request.
 pub fn read_request(body: &[u8]) -> bool {
-    use crate::jsonrpc::{parse, Message, Parsed};
-    matches!(parse(body), Parsed::Single(Message::Request(_)))
+    use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
+    matches!(
+        parse(body, &mut RawMembers::default()),
+        Parsed::Single(Message::Request(_))
+    )
 }
 
-/// Whether the borrowing JSON-RPC reader classifies `body` as reading it
-/// whole into one `serde_json::Value` does, wherever that can read it.
+/// Whether the JSON-RPC reader classifies `body` as reading it whole into
+/// one `serde_json::Value` does (a parse error exactly when serde_json
+/// refuses it), and whether its fast reading only accepted JSON serde_json
+/// reads, member by member.
 pub fn reads_agree(body: &[u8]) -> bool {
     crate::jsonrpc::reads_agree(body)
 }

@@ -153,9 +153,8 @@ pub(crate) fn classify(
     method: &str,
     params: Option<&Params<'_>>,
 ) -> Result<Era, ErrorObject> {
-    let meta = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object);
+    let meta = params.and_then(|p| p.get("_meta"));
+    let meta = meta.as_deref().and_then(Value::as_object);
     if let Some(requested) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
         return classify_modern(headers, method, params, meta, requested);
     }
@@ -211,11 +210,12 @@ fn classify_modern(
     if method == "tools/call" {
         // A missing or non-string name fails here as a mismatch, before the
         // call's own shape check could say -32602.
-        let name = params
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        header_matches(headers.name, Some(name), "Mcp-Name")?;
+        let name = params.and_then(|p| p.get_str("name"));
+        header_matches(
+            headers.name,
+            Some(name.as_deref().unwrap_or_default()),
+            "Mcp-Name",
+        )?;
     }
     // 2. The version, which header and body now agree on.
     let Some(version) = requested

@@ -1,8 +1,9 @@
 //! Arbitrary bytes as a POST body through the real request path minus the
 //! socket (authenticated: JSON-RPC parsing, era classification, dispatch,
 //! the tool, rendering). No input may panic or hang, every answer is empty
-//! (202) or one JSON value, and the borrowing JSON-RPC reader classifies
-//! every body as reading it whole into a `Value` does.
+//! (202) or one JSON value, and the JSON-RPC reader classifies every body
+//! as reading it whole into a `Value` does: its fast reading accepts only
+//! what serde_json reads, member by member.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

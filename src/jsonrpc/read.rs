@@ -1,12 +1,13 @@
-//! Reading a POST body into JSON-RPC messages, borrowing from it where it
-//! can (see [`parse`]).
+//! Reading a POST body into JSON-RPC messages: the usual body by the fast
+//! reading of `envelope.rs`, anything else as one [`Value`] (see [`parse`]).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
+#[cfg(test)]
+use super::envelope::MAX_PARAMS_MEMBERS;
+use super::envelope::{self, Envelope, RawMembers, RawParams};
 use super::{code, take, ErrorObject, Message, Params, Request};
 
 /// What a POST body holds.
@@ -22,24 +23,23 @@ pub(crate) enum Parsed<'a> {
 
 /// Reads a POST body.
 ///
-/// The usual body is one object whose keys need no unescaping. It is read
-/// with its envelope's members as raw JSON text (one map, keys borrowed from
-/// the body), and `params` into a map with borrowed keys: `id`, `method` and
-/// the `params` keys cost no allocation. Anything else — an array, a scalar,
-/// an escaped key, a member that does not parse — is read the general way,
-/// as one [`Value`], which decides every such case exactly as before.
+/// The usual body (one object in the subset `envelope.rs` describes) is
+/// read without building it: the envelope's and `params`' members are
+/// found as raw JSON text, and a member becomes a [`Value`] only when a
+/// method asks for it. Anything else — an array, a scalar, an escaped key,
+/// a number that might not fit, bad JSON — is read the general way, as one
+/// [`Value`]. Both ways classify every body alike, with the same error
+/// codes and the same 128-level nesting limit, because the fast reading
+/// accepts only JSON the general one reads without error (the unit tests
+/// and the `dispatch` fuzz target check this).
 ///
-/// Two differences follow from reading members separately, both choices
-/// made here: an envelope member the host never reads (anything but
-/// `jsonrpc`, `id`, `method` and `params`, or an earlier duplicate of one of
-/// those) is only checked for JSON syntax, so a number out of `f64` range
-/// there does not make the body a parse error; and the 128-level nesting
-/// limit counts from `params` rather than from the body. Where reading the
-/// whole body as one `Value` succeeds, both ways classify it alike (the
-/// unit tests and the `dispatch` fuzz target check this).
-pub(crate) fn parse(body: &[u8]) -> Parsed<'_> {
-    if let Some(message) = classify_borrowed(body) {
-        return Parsed::Single(message);
+/// `params` is where the fast reading puts the members of `params`, which
+/// the message then borrows: the caller keeps it in place.
+pub(crate) fn parse<'a>(body: &'a [u8], params: &'a mut RawMembers<'a>) -> Parsed<'a> {
+    if let Some(envelope) = envelope::read(body, params) {
+        if let Some(message) = classify_envelope(envelope, params) {
+            return Parsed::Single(message);
+        }
     }
     match serde_json::from_slice(body) {
         Ok(Value::Array(batch)) => Parsed::Batch(batch),
@@ -98,56 +98,62 @@ pub(crate) fn classify(value: Value) -> Message<'static> {
     })
 }
 
-/// The envelope with its members as raw JSON text, keys borrowed.
-type RawObject<'a> = BTreeMap<&'a str, &'a RawValue>;
-
-/// Classifies a body that is one JSON object, reading only the members
-/// classification needs; `None` sends the body down the general path (see
-/// [`parse`]).
-fn classify_borrowed(body: &[u8]) -> Option<Message<'_>> {
-    if body.trim_ascii_start().first() != Some(&b'{') {
-        return None;
-    }
-    let object: RawObject<'_> = serde_json::from_slice(body).ok()?;
-    let id = match object.get("id") {
-        Some(raw) => Some(serde_json::from_str(raw.get()).ok()?),
+/// Classifies a body the fast reading found the members of. `None` (a
+/// member the fast reading accepted but serde_json refused, which its
+/// subset rules out) sends the body down the general path.
+fn classify_envelope<'a>(
+    envelope: Envelope<'a>,
+    members: &'a RawMembers<'a>,
+) -> Option<Message<'a>> {
+    let id = match envelope.id {
+        Some(raw) => Some(id_value(raw)?),
         None => None,
     };
-    let version_2_0 = match object.get("jsonrpc") {
-        Some(raw) if raw.get() == "\"2.0\"" => true,
-        // Escapes spell the same string in other bytes.
-        Some(raw) => serde_json::from_str::<Value>(raw.get()).ok()?.as_str() == Some("2.0"),
-        None => false,
-    };
-    let method = match object.get("method") {
-        Some(raw) => Some(match serde_json::from_str::<&str>(raw.get()) {
-            Ok(method) => Ok(Cow::Borrowed(method)),
-            Err(_) => match serde_json::from_str::<Value>(raw.get()).ok()? {
-                Value::String(method) => Ok(Cow::Owned(method)),
-                _ => Err(NotAString),
-            },
-        }),
-        None => None,
-    };
-    let params = match object.get("params") {
-        Some(raw) if raw.get().starts_with('{') => Some(ParamsMember::Object(
-            match serde_json::from_str(raw.get()) {
-                Ok(members) => Params::Borrowed(members),
-                Err(_) => Params::Owned(serde_json::from_str(raw.get()).ok()?),
-            },
-        )),
-        Some(raw) => Some(ParamsMember::from(
-            serde_json::from_str::<Value>(raw.get()).ok()?,
-        )),
-        None => None,
-    };
+    let method = envelope.method.map(|raw| raw_string(raw).ok_or(NotAString));
+    let params = envelope.params.map(|params| match params {
+        RawParams::Object => ParamsMember::Object(Params::Raw(members)),
+        RawParams::Array => ParamsMember::Array,
+        RawParams::Scalar => ParamsMember::Other,
+    });
     Some(classify_members(Members {
         id,
-        version_2_0,
+        version_2_0: envelope.jsonrpc.and_then(raw_string).as_deref() == Some("2.0"),
         method,
         params,
-        answers: object.contains_key("result") || object.contains_key("error"),
+        answers: envelope.answers,
     }))
+}
+
+/// An id's raw text as a [`Value`]: the usual integers and plain strings
+/// directly, anything else by serde_json.
+fn id_value(raw: &str) -> Option<Value> {
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    // At most 18 digits always fit an i64; `0` and `-0` go to serde_json.
+    if (1..=18).contains(&digits.len())
+        && !digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        // Both parses succeed, as checked above.
+        return Some(match raw.parse::<u64>() {
+            Ok(n) => Value::from(n),
+            Err(_) => Value::from(raw.parse::<i64>().ok()?),
+        });
+    }
+    if raw.len() >= 2 && raw.starts_with('"') && !raw.contains('\\') {
+        return Some(Value::String(raw[1..raw.len() - 1].to_owned()));
+    }
+    serde_json::from_str(raw).ok()
+}
+
+/// A member's raw text as a string, borrowed unless it has escapes; `None`
+/// when it is not a string.
+pub(super) fn raw_string(raw: &str) -> Option<Cow<'_, str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
 }
 
 /// The classification rules, whichever way the members were read.
@@ -222,7 +228,12 @@ type Summary = (
 fn summary(message: Message<'_>) -> Summary {
     let params = |p: Option<Params<'_>>| {
         p.map(|p| match p {
-            Params::Borrowed(m) => m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            Params::Raw(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(key, raw)| (key.to_owned(), super::raw_value(raw)))
+                    .collect(),
+            ),
             Params::Owned(m) => Value::Object(m),
         })
     };
@@ -246,21 +257,33 @@ fn summary(message: Message<'_>) -> Summary {
     }
 }
 
-/// Whether [`parse`] reads `body` as one [`Value`] through [`classify`]
-/// would, wherever that general path can read it (see `parse` for where it
-/// cannot and `parse` is more lenient). The tests' and the fuzz target's
-/// oracle for the borrowing reader.
+/// Whether [`parse`] reads `body` as reading it whole into one [`Value`]
+/// through [`classify`] does: the same message, or `NotJson` exactly when
+/// serde_json refuses the body. And whether the fast reading kept its
+/// promise: what it accepts, serde_json reads, every member too. The
+/// tests' and the fuzz target's oracle.
 #[cfg(any(test, feature = "bench-internals"))]
 pub(crate) fn reads_agree(body: &[u8]) -> bool {
-    let Ok(general) = serde_json::from_slice::<Value>(body) else {
-        return true;
-    };
-    match (parse(body), general) {
-        (Parsed::Batch(batch), Value::Array(general)) => batch == general,
-        (Parsed::Single(message), general @ Value::Object(_)) => {
-            summary(message) == summary(classify(general))
+    let general = serde_json::from_slice::<Value>(body);
+    let mut members = RawMembers::default();
+    if let Some(fast) = envelope::read(body, &mut members) {
+        let parses = |raw: &str| serde_json::from_str::<Value>(raw).is_ok();
+        let members_parse = match fast.params {
+            Some(RawParams::Object) => members.iter().all(|(_, raw)| parses(raw)),
+            _ => true,
+        };
+        let envelope_parses = [fast.id, fast.jsonrpc, fast.method]
+            .into_iter()
+            .flatten()
+            .all(parses);
+        if general.is_err() || !members_parse || !envelope_parses {
+            return false;
         }
-        (Parsed::Single(message), general) => {
+    }
+    match (parse(body, &mut RawMembers::default()), general) {
+        (Parsed::NotJson, Err(_)) => true,
+        (Parsed::Batch(batch), Ok(Value::Array(general))) => batch == general,
+        (Parsed::Single(message), Ok(general)) => {
             !general.is_array() && summary(message) == summary(classify(general))
         }
         _ => false,
@@ -275,7 +298,7 @@ mod tests {
     /// Reads a body both ways and checks they agree; returns its summary.
     fn both_ways(body: &[u8]) -> Summary {
         assert!(reads_agree(body), "{}", String::from_utf8_lossy(body));
-        match parse(body) {
+        match parse(body, &mut RawMembers::default()) {
             Parsed::Single(message) => summary(message),
             Parsed::Batch(_) => ("batch".into(), None, None, None, None),
             Parsed::NotJson => ("not json".into(), None, None, None, None),
@@ -406,55 +429,163 @@ mod tests {
         }
     }
 
-    /// Bodies the borrowing reader hands to the general path (escaped keys,
-    /// escaped values, scalars, bad JSON), and ones it reads itself, get the
-    /// same classification either way; only usual bodies borrow.
+    /// Bodies on both sides of every edge of the fast reading's subset
+    /// (escapes, numbers, nesting, the members limit, bad JSON) are read
+    /// as the general path reads them.
     #[test]
-    fn borrowing_reader_agrees_with_the_general_path() {
-        let bodies: &[&[u8]] = &[
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":null}]}}}"#,
+    fn fast_reading_agrees_with_the_general_path() {
+        let nested = |levels: usize| {
+            let mut body = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"#.to_owned();
+            body += &"[".repeat(levels);
+            body += &"]".repeat(levels);
+            body + "}}"
+        };
+        let members = |n: usize| {
+            let params: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#,
+                params.join(",")
+            )
+        };
+        let mut bodies: Vec<Vec<u8>> = [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":null}]}}}"#[..],
             br#" {"jsonrpc" : "2.0", "id" : "x", "method" : "ping"} "#,
+            b"\t{\"jsonrpc\":\"2.0\",\r\n\"id\":\"x\",\"method\":\"ping\"}\n",
             br#"{"jsonrpc":"2.0","id":1,"me\u0074hod":"ping"}"#,
             br#"{"jsonrpc":"\u0032.0","id":1,"method":"ping"}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools\/list"}"#,
             br#"{"jsonrpc":"2.0","id":"\u00e9","method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":"a\"b","method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\ud83d\ude00"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\ud800"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\udc00x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\u00"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\u+123"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\u0000\b\f\n\r\t\/\\"}}"#,
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"s\":\"a\x01\"}}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"s\":\"\x7f \xc3\xa9\"}}",
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"t"}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"a","id":2}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":1,"k":2}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":1},"params":7}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"a","params":7,"params":{"k":1}}"#,
             br#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"big":1e400}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":[0,-0,0.5,-1.25e-7,1E+99,1e99,9e-99]}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1e100}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1e308}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":18446744073709551616}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":01}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1.}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":.5}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":-}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1e}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":[1,]}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":{"a":1,}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":{"a" 1}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":[1}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":[tru]}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":[true,false,null,{},[]]}}"#,
+            br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":123456789012345678,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":"","method":"ping"}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#,
             br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
             br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}x"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"} {}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
             b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}",
             br#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
             br#"{}"#,
+            br#"{ }"#,
             br#"null"#,
             br#""{}""#,
             br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
             b"",
-        ];
-        for body in bodies {
+        ]
+        .iter()
+        .map(|b| b.to_vec())
+        .collect();
+        for levels in [97, 98, 99, 100, 126, 127, 128, 200] {
+            bodies.push(nested(levels).into_bytes());
+        }
+        for n in [0, 1, MAX_PARAMS_MEMBERS, MAX_PARAMS_MEMBERS + 1] {
+            bodies.push(members(n).into_bytes());
+        }
+        for body in &bodies {
             both_ways(body);
         }
-        let borrowed = |body: &'static [u8]| match parse(body) {
+        // The usual bodies take the fast reading, and borrow.
+        let fast = |body: &[u8]| match parse(body, &mut RawMembers::default()) {
             Parsed::Single(Message::Request(Request { method, params, .. })) => (
                 matches!(method, Cow::Borrowed(_)),
-                matches!(params, Some(Params::Borrowed(_))),
+                matches!(params, Some(Params::Raw(_))),
             ),
             other => panic!("{other:?}"),
         };
+        assert_eq!(fast(&bodies[0]), (true, true));
+        assert_eq!(fast(members(MAX_PARAMS_MEMBERS).as_bytes()), (true, true));
+        assert_eq!(fast(nested(98).as_bytes()), (true, true));
+        // Past the subset: the general path, owned.
         assert_eq!(
-            borrowed(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#),
-            (true, true)
-        );
-        assert_eq!(
-            borrowed(
-                br#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"n\u0061me":"t"}}"#
-            ),
+            fast(members(MAX_PARAMS_MEMBERS + 1).as_bytes()),
             (false, false)
         );
+        assert_eq!(fast(nested(99).as_bytes()), (false, false));
+        let escaped_key = br#"{"jsonrpc":"2.0","id":1,"method":"t","params":{"n\u0061me":"t"}}"#;
+        assert_eq!(fast(escaped_key), (false, false));
+    }
+
+    /// Thousands of bodies mutated from usual ones (bytes flipped, cut,
+    /// repeated, swapped for JSON's structural bytes) are read alike both
+    /// ways: the property the `dispatch` fuzz target checks at length.
+    #[test]
+    fn mutated_bodies_are_read_alike() {
+        let seeds: [&[u8]; 4] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1.5,-2e3,{"b":null}],"s":"\u00e9\n"}}}"#,
+            br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"r"}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[true,false]}}"#,
+        ];
+        let alphabet = b"{}[]\":,\\ 0123456789-+.eEtrufalsn\xc3\xa9\x01u";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        let mut fast = 0;
+        for round in 0..20_000 {
+            let mut body = seeds[round % seeds.len()].to_vec();
+            for _ in 0..1 + random(3) {
+                let at = random(body.len());
+                match random(4) {
+                    0 => body[at] = alphabet[random(alphabet.len())],
+                    1 => {
+                        body.remove(at);
+                    }
+                    2 => body.insert(at, alphabet[random(alphabet.len())]),
+                    _ => {
+                        let end = (at + random(8)).min(body.len());
+                        let copy = body[at..end].to_vec();
+                        body.splice(at..at, copy);
+                    }
+                }
+            }
+            assert!(reads_agree(&body), "{}", String::from_utf8_lossy(&body));
+            fast += usize::from(envelope::read(&body, &mut RawMembers::default()).is_some());
+        }
+        // Both readings get their share.
+        assert!((2_000..18_000).contains(&fast), "{fast} of 20000 read fast");
     }
 }

@@ -38,7 +38,7 @@ use crate::era::{self, EnvelopeHeaders, Era};
 use crate::future::BoxFuture;
 use crate::json_out::write_json_str;
 use crate::json_scan;
-use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, Request};
+use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, RawMembers, Request};
 use crate::log_level::{LogLevel, LEVEL_NAMES};
 use crate::server_info::ServerInfo;
 use crate::shared::{Lease, SessionState};
@@ -141,7 +141,8 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
             return Reply::malformed(&error);
         }
     }
-    let message = match jsonrpc::parse(body) {
+    let mut params = RawMembers::default();
+    let message = match jsonrpc::parse(body, &mut params) {
         Parsed::NotJson => {
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
             return Reply::malformed(&error);
@@ -371,10 +372,7 @@ fn initialize(
         );
         return respond.error(out, &error);
     }
-    let Some(requested) = params
-        .and_then(|p| p.get("protocolVersion"))
-        .and_then(Value::as_str)
-    else {
+    let Some(requested) = params.and_then(|p| p.get_str("protocolVersion")) else {
         let error = ErrorObject::new(
             code::INVALID_PARAMS,
             "initialize needs params.protocolVersion, a string",
@@ -384,7 +382,7 @@ fn initialize(
     let info = respond.info;
     respond.result(out, ResultKind::Plain, |out| {
         out.extend_from_slice(b"\"protocolVersion\":");
-        write_json_str(out, era::negotiate(requested));
+        write_json_str(out, era::negotiate(&requested));
         out.push(b',');
         write_capabilities(out, session, respond.era);
         out.extend_from_slice(b",\"serverInfo\":");
@@ -420,8 +418,8 @@ fn set_log_level(
     session: &SessionState,
     out: &mut Vec<u8>,
 ) -> Handled {
-    let level = params.and_then(|p| p.get("level"));
-    match level.and_then(Value::as_str).and_then(LogLevel::parse) {
+    let level = params.and_then(|p| p.get_str("level"));
+    match level.as_deref().and_then(LogLevel::parse) {
         Some(level) => {
             session.log_level.set(level);
             respond.result(out, ResultKind::Plain, |_| {})
@@ -494,7 +492,7 @@ async fn list_tools(
 fn cancel_request(lease: &Lease, params: Option<&Params<'_>>) {
     let id = params.and_then(|p| p.get("requestId"));
     if let Some(id) = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64()) {
-        lease.session.in_flight.cancel(id);
+        lease.session.in_flight.cancel(&id);
     }
 }
 

@@ -126,8 +126,9 @@ pub(super) fn listen(
         jsonrpc::write_error(out, Some(respond.id), &error);
         return Handled::Wrote(ReplyClass::Malformed);
     }
-    let requested = params
-        .and_then(|p| p.get("notifications"))
+    let notifications = params.and_then(|p| p.get("notifications"));
+    let requested = notifications
+        .as_deref()
         .and_then(|n| n.get("toolsListChanged"))
         == Some(&Value::Bool(true));
     let listening = if requested && lease.session.list_can_change {

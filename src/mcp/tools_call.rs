@@ -2,6 +2,7 @@
 //! cancellation signal and time limit, and answer it — inline, or on a
 //! stream that carries its progress and log messages.
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -183,7 +184,7 @@ fn unknown_tool(name: &str) -> ErrorObject {
 /// in 2026-07-28, `params._meta["io.modelcontextprotocol/logLevel"]`.
 fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall, ErrorObject> {
     let mut params = params.unwrap_or(Params::Owned(Map::new()));
-    let Some(Value::String(name)) = params.take("name") else {
+    let Some(name) = params.get_str("name").map(Cow::into_owned) else {
         return Err(ErrorObject::new(
             code::INVALID_PARAMS,
             "tools/call needs params.name, a string",
