@@ -34,21 +34,23 @@ async fn body_limit() {
     let r = fx.rpc_text(&over).await;
     assert_eq!((r.status, r.error_code()), (413, -32600));
 
-    // Chunked, with no Content-Length: the limit applies as it streams.
+    // Chunked, with no Content-Length: the limit applies as it streams. The
+    // request goes in one write: the host answers 413 and closes as soon as
+    // the limit is crossed, and a client still writing then would be reset.
     let mut conn = fx.conn().await;
-    let head = format!(
+    let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
         fx.addr,
         fx.auth()
-    );
-    conn.write(head.as_bytes()).await;
+    )
+    .into_bytes();
     for chunk in over.as_bytes().chunks(300) {
-        conn.write(format!("{:x}\r\n", chunk.len()).as_bytes())
-            .await;
-        conn.write(chunk).await;
-        conn.write(b"\r\n").await;
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(chunk);
+        request.extend_from_slice(b"\r\n");
     }
-    conn.write(b"0\r\n\r\n").await;
+    request.extend_from_slice(b"0\r\n\r\n");
+    conn.write(&request).await;
     let r = conn.read_response().await;
     assert_eq!(r.status, 413);
     assert_eq!(
