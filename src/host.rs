@@ -119,7 +119,6 @@ impl ToolHost {
         let accept = AcceptLoop {
             listener,
             shared: Arc::clone(&shared),
-            builder: transport::connection_builder(&config),
             config,
             stop: stop_rx,
             stopped: stopped_tx,
@@ -250,8 +249,6 @@ impl fmt::Debug for ToolHost {
 struct AcceptLoop {
     listener: TcpListener,
     shared: Arc<Shared>,
-    /// Every connection's HTTP/1.1 settings, made once.
-    builder: hyper::server::conn::http1::Builder,
     /// For `write_stall_timeout` and `max_connections`.
     config: ToolHostConfig,
     stop: watch::Receiver<Stop>,
@@ -324,7 +321,7 @@ impl AcceptLoop {
         // Tool calls are small request/response exchanges: send each
         // response as soon as it is written.
         let _ = stream.set_nodelay(true);
-        let connection = self.builder.serve_connection(
+        let connection = transport::connection_builder(&self.config).serve_connection(
             transport::guarded_io(stream, &self.config),
             transport::connection_service(
                 Arc::clone(&self.shared),

@@ -84,15 +84,17 @@
 //!   2026-07-28, classified per request); `x-mcp-header` annotations,
 //!   checked when a [`Tool`] is built and against `Mcp-Param-*` headers.
 //! - `jsonrpc` (private): JSON-RPC envelopes, error codes and response
-//!   framing; `jsonrpc/read.rs` reads a body, borrowing from it.
+//!   framing; `jsonrpc/read.rs` reads a body, the usual one by the
+//!   allocation-free pass of `jsonrpc/envelope.rs`.
 //! - `in_flight`, `entry` (private): a session's calls in flight, for
 //!   cancellation; the gate that makes "no call starts after the guard's
 //!   drop returns" exact.
 //! - `bearer`, `revocation` (private): the token format, and the lock-free
 //!   slab that validates and revokes bearers in O(1).
-//! - `admission`, `write_stall` (private): which connections hold the
-//!   host's slots (authenticated ones always win), and closing those whose
-//!   client stopped reading.
+//! - `admission`, `write_stall`, `header_timer` (private): which
+//!   connections hold the host's slots (authenticated ones always win),
+//!   closing those whose client stopped reading, and hyper's header read
+//!   timeout on one registered timer per connection.
 //! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
 //!   before parsing (the memory its parse would take, a batch's length);
 //!   appending JSON to a response; base64 (decoding the `=?base64?…?=`
@@ -141,6 +143,7 @@ mod entry;
 mod era;
 mod error;
 mod future;
+mod header_timer;
 mod host;
 mod in_flight;
 mod json_out;

@@ -44,12 +44,13 @@ use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 
 use crate::admission::Connection;
 use crate::bearer::Bearer;
 use crate::config::ToolHostConfig;
 use crate::era::{EnvelopeHeaders, Header};
+use crate::header_timer::ConnectionTimer;
 use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
 use crate::notification_stream::NotificationStream;
@@ -65,7 +66,8 @@ pub(crate) const ENDPOINT: &str = "/mcp";
 
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
-/// The HTTP/1.1 settings every connection is served with. The timer must be
+/// The HTTP/1.1 settings a connection is served with, made for each
+/// connection: its timer is its own (see `header_timer.rs`), and must be
 /// set, or hyper silently ignores the header read timeout. `max_header_size`
 /// counts the head's bytes exactly, as they arrive (one write or many);
 /// `max_buf_size` alone only bounds the read buffer, which a head arriving
@@ -73,7 +75,7 @@ const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering
 pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
-        .timer(TokioTimer::new())
+        .timer(ConnectionTimer::default())
         .header_read_timeout(config.header_read_timeout)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes)
