@@ -99,27 +99,23 @@ impl Bearer {
         if text.len() != TEXT_LEN || !text.starts_with(PREFIX.as_bytes()) {
             return None;
         }
-        let rest = &text[PREFIX.len()..];
-        let (slot, rest) = rest.split_at(SLOT_HEX);
-        let (generation, secret_hex) = rest.split_at(GENERATION_HEX);
-        let slot = u32::try_from(parse_hex_u64(slot)?).ok()?;
-        let generation = parse_hex_u64(generation)?;
-        if generation % 2 == 0 {
-            return None;
-        }
+        // Eleven groups of eight digits: slot, generation (two), secret
+        // (eight). Branch-free over the digits: any invalid one is gathered
+        // in `bad` and decided once at the end.
+        // (The length is checked above, so every group is whole.)
+        let digits = &text[PREFIX.len()..];
+        let group = |i: usize| hex8(&digits[8 * i..8 * i + 8]);
+        let (slot, mut bad) = group(0);
+        let ((high, high_bad), (low, low_bad)) = (group(1), group(2));
+        bad |= high_bad | low_bad;
+        let generation = u64::from(high) << 32 | u64::from(low);
         let mut secret = [0u8; 32];
-        // Branch-free over the digits: collect any invalid one in `bad`
-        // and decide once at the end.
-        let mut bad = 0u8;
-        for (byte, pair) in secret.iter_mut().zip(secret_hex.chunks_exact(2)) {
-            let (high, low) = (
-                HEX_VALUE[usize::from(pair[0])],
-                HEX_VALUE[usize::from(pair[1])],
-            );
-            bad |= high | low;
-            *byte = (high << 4) | (low & 0x0f);
+        for (i, four) in secret.chunks_exact_mut(4).enumerate() {
+            let (value, invalid) = group(3 + i);
+            bad |= invalid;
+            four.copy_from_slice(&value.to_be_bytes());
         }
-        if bad & INVALID != 0 {
+        if bad != 0 || generation % 2 == 0 {
             return None;
         }
         Some(Self {
@@ -170,40 +166,66 @@ impl fmt::Debug for Bearer {
     }
 }
 
-fn parse_hex_u64(digits: &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    let mut bad = 0u8;
-    for &digit in digits {
-        let v = HEX_VALUE[usize::from(digit)];
-        bad |= v;
-        value = (value << 4) | u64::from(v & 0x0f);
-    }
-    (bad & INVALID == 0).then_some(value)
+/// Eight lower-case hex digits, most significant first, as a `u32`, eight
+/// at a time in one word (no table, no branch). The second value is
+/// nonzero when any of the eight is not a lower-case hex digit; the first
+/// is then meaningless.
+fn hex8(digits: &[u8]) -> (u32, u64) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let mut word = [0u8; 8];
+    word.copy_from_slice(digits);
+    let x = u64::from_le_bytes(word);
+    // For a byte below 0x80, adding `0x80 - floor` sets its high bit
+    // exactly when it is at least `floor`, and never carries into the next
+    // byte. (Bytes from 0x80 up are refused below, whatever this gives.)
+    let at_least = |floor: u8| x.wrapping_add(ONES * u64::from(0x80 - floor)) & HIGH_BITS;
+    let digit = at_least(b'0') & !at_least(b'9' + 1);
+    let letter = at_least(b'a') & !at_least(b'f' + 1);
+    let invalid = (x & HIGH_BITS) | (HIGH_BITS & !(digit | letter));
+    // Each byte's value: its low nibble, plus 9 for a letter ('a' is 0x61).
+    let nibbles = (x & (ONES * 0x0f)) + (letter >> 7) * 9;
+    // Pack, first digit highest: nibble pairs into bytes, bytes into pairs.
+    let bytes = ((nibbles & 0x000f_000f_000f_000f) << 4) | ((nibbles >> 8) & 0x000f_000f_000f_000f);
+    let halves = ((bytes & 0x0000_00ff_0000_00ff) << 8) | ((bytes >> 16) & 0x0000_00ff_0000_00ff);
+    let value = ((halves & 0xffff) << 16) | ((halves >> 32) & 0xffff);
+    (value as u32, invalid)
 }
-
-/// Marks a byte that is not a lower-case hex digit in [`HEX_VALUE`].
-const INVALID: u8 = 0x80;
-
-/// Each byte's value as a lower-case hex digit, or [`INVALID`]. Lower case
-/// only: one canonical spelling per bearer.
-const HEX_VALUE: [u8; 256] = {
-    let mut table = [INVALID; 256];
-    let mut i = 0;
-    while i < 10 {
-        table[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        table[b'a' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    table
-};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte value in every position of a group decodes as a plain
+    /// digit-by-digit reading says: lower-case hex digits give their
+    /// value, anything else makes the group invalid.
+    #[test]
+    fn hex8_agrees_with_a_digit_by_digit_reading() {
+        let reference = |digits: &[u8]| -> Option<u32> {
+            digits.iter().try_fold(0u32, |value, &d| {
+                let v = match d {
+                    b'0'..=b'9' => d - b'0',
+                    b'a'..=b'f' => d - b'a' + 10,
+                    _ => return None,
+                };
+                Some(value << 4 | u32::from(v))
+            })
+        };
+        let bases: [&[u8; 8]; 4] = [b"01234567", b"89abcdef", b"ffffffff", b"00000000"];
+        for base in bases {
+            for at in 0..8 {
+                for byte in 0..=255u8 {
+                    let mut digits = *base;
+                    digits[at] = byte;
+                    let (value, invalid) = hex8(&digits);
+                    match reference(&digits) {
+                        Some(expected) => assert_eq!((value, invalid), (expected, 0)),
+                        None => assert_ne!(invalid, 0, "{digits:?}"),
+                    }
+                }
+            }
+        }
+    }
 
     fn sample(slot: u32, generation: u64) -> Bearer {
         let mut secret = [0u8; 32];
