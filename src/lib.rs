@@ -158,6 +158,7 @@ mod outcome;
 mod param_headers;
 mod progress;
 mod rejection;
+mod request_body;
 mod request_headers;
 mod response_body;
 mod revocation;

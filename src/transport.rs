@@ -38,7 +38,6 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
@@ -55,6 +54,7 @@ use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
 use crate::notification_stream::NotificationStream;
 use crate::rejection::Rejection;
+use crate::request_body::{self, BodyError};
 use crate::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
 use crate::response_body::{json, ResponseBody};
 use crate::shared::{Lease, Shared};
@@ -261,14 +261,12 @@ async fn read_body(
     if declared_length(content_length).is_some_and(|n| n > limit as u64) {
         return Err(Rejection::PayloadTooLarge);
     }
-    let collect = Limited::new(body, limit).collect();
-    let body = match tokio::time::timeout(shared.body_read_timeout, collect).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            return Err(Rejection::PayloadTooLarge)
-        }
+    let read = request_body::read_whole(body, limit);
+    let body = match tokio::time::timeout(shared.body_read_timeout, read).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
         // The client broke the body off; whatever we answer goes nowhere.
-        Ok(Err(_)) => return Err(Rejection::BadBody),
+        Ok(Err(BodyError::Broken)) => return Err(Rejection::BadBody),
         Err(_elapsed) => return Err(Rejection::BodyTimeout),
     };
     // A body too short to be charged past the limit skips the scan.

@@ -60,6 +60,61 @@ async fn body_limit() {
     );
 }
 
+/// A chunked body in many chunks, with trailers, is served whole: exactly at
+/// the limit it is one call, one byte over it is 413 with the surface
+/// untouched, however the bytes are split.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunked_bodies_are_gathered_up_to_the_limit() {
+    let fx = Fixture::with(ToolHostConfig {
+        max_body_bytes: 1024,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let body_of_len = |len: usize| {
+        let skeleton = call_body(1, "echo", json!({"text": ""})).to_string();
+        let text = "é".repeat((len - skeleton.len()) / 2) + &"a".repeat((len - skeleton.len()) % 2);
+        call_body(1, "echo", json!({"text": text})).to_string()
+    };
+    let chunked = |body: &str, size: usize| {
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+            fx.addr,
+            fx.auth()
+        )
+        .into_bytes();
+        for chunk in body.as_bytes().chunks(size) {
+            request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            request.extend_from_slice(chunk);
+            request.extend_from_slice(b"\r\n");
+        }
+        request.extend_from_slice(b"0\r\nX-Trailer: ignored\r\n\r\n");
+        request
+    };
+    let at_limit = body_of_len(1024);
+    assert_eq!(at_limit.len(), 1024);
+    for (size, served) in [(1, 1), (7, 2), (500, 3), (1024, 4)] {
+        let mut conn = fx.conn().await;
+        let r = conn.send(&chunked(&at_limit, size)).await;
+        assert_eq!(r.status, 200, "chunks of {size}");
+        assert_eq!(r.first_text(), json!(at_limit_text(&at_limit)));
+        assert_eq!(fx.surface.calls(), served);
+    }
+    let over = body_of_len(1025);
+    let mut conn = fx.conn().await;
+    let r = conn.send(&chunked(&over, 100)).await;
+    assert_eq!((r.status, r.error_code()), (413, -32600));
+    assert_eq!(fx.surface.calls(), 4);
+}
+
+/// The `text` argument of a body built by `call_body`.
+fn at_limit_text(body: &str) -> String {
+    let value: serde_json::Value = serde_json::from_str(body).unwrap();
+    value["params"]["arguments"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// `Expect: 100-continue` with an oversized declared body gets 413 and no
 /// `100 Continue`: the client never has to send the body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

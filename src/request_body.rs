@@ -1,0 +1,52 @@
+//! Reading a request body whole, within a byte limit.
+//!
+//! The usual body is small and arrives with its head, as one data frame
+//! that ends the body: it is handed on as hyper gave it, without a copy,
+//! without a list of buffers and without asking hyper for a frame more.
+//! Only a body that comes in several frames is gathered into one buffer.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+
+use hyper::body::{Body, Bytes, Incoming};
+
+/// Why a body was not read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum BodyError {
+    /// It grew past the limit; what came after the limit was not read.
+    TooLarge,
+    /// The client broke it off, or sent a malformed chunked encoding.
+    Broken,
+}
+
+/// The whole of `body`, refused as soon as it passes `limit` bytes.
+/// Trailers, which the host has no use for, are skipped.
+pub(crate) async fn read_whole(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    let mut first = Bytes::new();
+    // Only a second data frame makes a buffer.
+    let mut gathered: Option<Vec<u8>> = None;
+    let mut len = 0usize;
+    while !body.is_end_stream() {
+        let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await else {
+            break;
+        };
+        let Ok(data) = frame.map_err(|_| BodyError::Broken)?.into_data() else {
+            continue;
+        };
+        len = len.saturating_add(data.len());
+        if len > limit {
+            return Err(BodyError::TooLarge);
+        }
+        match &mut gathered {
+            Some(buffer) => buffer.extend_from_slice(&data),
+            None if first.is_empty() => first = data,
+            None => {
+                let mut buffer = Vec::with_capacity(len);
+                buffer.extend_from_slice(&first);
+                buffer.extend_from_slice(&data);
+                gathered = Some(buffer);
+            }
+        }
+    }
+    Ok(gathered.map_or(first, Bytes::from))
+}
