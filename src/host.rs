@@ -6,13 +6,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::admission::Admission;
 use crate::config::ToolHostConfig;
+use crate::drain::Drain;
 use crate::future::{race, First};
 use crate::session::ToolSession;
 use crate::shared::Shared;
@@ -261,7 +261,7 @@ impl AcceptLoop {
         // Every connection holds a slot (see `admission.rs`); when every
         // connection task has ended, so has the host.
         let admission = Arc::new(Admission::new(self.config.max_connections));
-        let graceful = GracefulShutdown::new();
+        let drain = Drain::new();
         // Raised to close every connection at once (Stop::Now, or a drain
         // past its deadline).
         let (close_tx, close_rx) = watch::channel(false);
@@ -274,7 +274,7 @@ impl AcceptLoop {
             match accepted {
                 Ok((stream, _peer)) => {
                     backoff = Duration::from_millis(5);
-                    self.serve(stream, &admission, &graceful, close_rx.clone());
+                    self.serve(stream, &admission, &drain, close_rx.clone());
                 }
                 Err(_) => {
                     // Out of file descriptors, or a connection reset before
@@ -291,11 +291,11 @@ impl AcceptLoop {
         self.shared.streams_end.raise();
         let stop = *self.stop.borrow();
         let drained = match stop {
-            Stop::Drain(deadline) => tokio::time::timeout_at(deadline, graceful.shutdown())
+            Stop::Drain(deadline) => tokio::time::timeout_at(deadline, drain.drain())
                 .await
                 .is_ok(),
             Stop::Now | Stop::Running => {
-                drop(graceful);
+                drop(drain);
                 true
             }
         };
@@ -312,7 +312,7 @@ impl AcceptLoop {
         &self,
         stream: TcpStream,
         admission: &Arc<Admission>,
-        graceful: &GracefulShutdown,
+        drain: &Drain,
         mut close: watch::Receiver<bool>,
     ) {
         let Some(admitted) = admission.admit() else {
@@ -328,7 +328,7 @@ impl AcceptLoop {
                 Arc::clone(admitted.connection()),
             ),
         );
-        let connection = graceful.watch(connection);
+        let connection = drain.watch(connection);
         // The connection runs in a task of its own, and a second task waits
         // for its end or for a reason to stop it (all connections closed,
         // or this one shed). Racing the two in one task would poll the

@@ -91,10 +91,11 @@
 //!   drop returns" exact.
 //! - `bearer`, `revocation` (private): the token format, and the lock-free
 //!   slab that validates and revokes bearers in O(1).
-//! - `admission`, `write_stall`, `header_timer` (private): which
+//! - `admission`, `write_stall`, `header_timer`, `drain` (private): which
 //!   connections hold the host's slots (authenticated ones always win),
-//!   closing those whose client stopped reading, and hyper's header read
-//!   timeout on one registered timer per connection.
+//!   closing those whose client stopped reading, hyper's header read
+//!   timeout on one registered timer per connection, and graceful
+//!   shutdown at the cost of one atomic load per poll.
 //! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
 //!   before parsing (the memory its parse would take, a batch's length);
 //!   appending JSON to a response; base64 (decoding the `=?base64?…?=`
@@ -139,6 +140,7 @@ mod call;
 mod call_events;
 mod config;
 mod content;
+mod drain;
 mod entry;
 mod era;
 mod error;

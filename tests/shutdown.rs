@@ -87,6 +87,39 @@ async fn graceful_shutdown_drains_in_flight_calls() {
     assert_eq!(fx.session().calls_served(), 1);
 }
 
+/// Idle keep-alive connections — served before, waiting for their next
+/// request — are closed at once by a graceful shutdown, which then returns
+/// Ok well before its deadline and before any header timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_closes_idle_connections_at_once() {
+    let fx = Fixture::new().await;
+    let mut idle = Vec::new();
+    for id in 0..3 {
+        let mut conn = fx.conn().await;
+        let r = conn
+            .send(&fx.post(&call_body(id, "echo", json!({"text": "x"})).to_string()))
+            .await;
+        assert_eq!(r.status, 200);
+        idle.push(conn);
+    }
+    let started = std::time::Instant::now();
+    within(fx.host.shutdown_graceful(Duration::from_secs(20)))
+        .await
+        .expect("drained in time");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    for mut conn in idle {
+        assert!(
+            within(conn.closed_by_server()).await,
+            "an idle connection stays open"
+        );
+    }
+    assert_eq!(fx.session().calls_served(), 3);
+}
+
 /// A graceful shutdown whose deadline passes closes the stuck call's
 /// connection (the call's future is dropped) and reports a timeout — at
 /// the deadline exactly.

@@ -1,0 +1,106 @@
+//! Graceful shutdown: every connection finishes the request it is serving,
+//! then closes; the host waits until all have.
+//!
+//! hyper-util's `GracefulShutdown` does this by polling a `watch` change
+//! future on every poll of every connection, which takes the watch's waiter
+//! lock each time: several times per request, for a signal sent once in a
+//! host's life. Here each connection registers its task's waker with the
+//! watch once (again only if its task's waker changes), and otherwise reads
+//! one atomic flag per poll.
+
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::Waker;
+
+use hyper::body::{Body, Incoming};
+use hyper::rt::{Read, Write};
+use hyper::server::conn::http1;
+use hyper::service::HttpService;
+use tokio::sync::watch;
+
+/// The host's side: starts a drain and waits for its end.
+#[derive(Debug)]
+pub(crate) struct Drain {
+    draining: Arc<AtomicBool>,
+    /// Sent once, to wake every connection; each holds a receiver, so
+    /// `closed` resolves once all of them have ended.
+    wake: watch::Sender<()>,
+}
+
+impl Drain {
+    pub(crate) fn new() -> Self {
+        Self {
+            draining: Arc::new(AtomicBool::new(false)),
+            wake: watch::channel(()).0,
+        }
+    }
+
+    /// Serves `connection` so that it shuts down gracefully once the drain
+    /// starts.
+    pub(crate) fn watch<I, S, B>(
+        &self,
+        connection: http1::Connection<I, S>,
+    ) -> impl Future<Output = hyper::Result<()>> + use<I, S, B>
+    where
+        S: HttpService<Incoming, ResBody = B>,
+        S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        I: Read + Write + Unpin + 'static,
+        B: Body + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        watched(
+            connection,
+            Arc::clone(&self.draining),
+            self.wake.subscribe(),
+        )
+    }
+
+    /// Asks every connection to finish, and resolves once all have ended.
+    pub(crate) async fn drain(self) {
+        // The flag before the wake: a connection woken, or polled for any
+        // other reason, from now on sees it.
+        self.draining.store(true, Ordering::Release);
+        let _ = self.wake.send(());
+        self.wake.closed().await;
+    }
+}
+
+async fn watched<I, S, B>(
+    connection: http1::Connection<I, S>,
+    draining: Arc<AtomicBool>,
+    mut wake: watch::Receiver<()>,
+) -> hyper::Result<()>
+where
+    S: HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: Read + Write + Unpin + 'static,
+    B: Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut connection = pin!(connection);
+    let mut woken = pin!(wake.changed());
+    // The waker `woken` was last polled with: it stays registered until
+    // the drain wakes it. `woken` is polled no more once it is ready (the
+    // drain began, or the host dropped its side).
+    let mut registered: Option<Waker> = None;
+    let mut woken_ready = false;
+    let mut asked = false;
+    poll_fn(|cx| {
+        if !asked {
+            if !woken_ready && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                // Registered before the flag is read, so a drain that
+                // starts in between still wakes this task.
+                woken_ready = woken.as_mut().poll(cx).is_ready();
+                registered = Some(cx.waker().clone());
+            }
+            if draining.load(Ordering::Acquire) {
+                asked = true;
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+        connection.as_mut().poll(cx)
+    })
+    .await
+}
