@@ -223,7 +223,12 @@ impl<'a> Scanner<'a> {
     /// One value at the cursor, inside `depth` levels already, as raw text.
     fn value(&mut self, depth: usize) -> Option<&'a str> {
         let start = self.pos;
-        self.skip_value(MAX_DEPTH.checked_sub(depth)?)?;
+        // Most members are strings: skipped without the container loop.
+        if self.peek()? == b'"' {
+            self.string()?;
+        } else {
+            self.skip_value(MAX_DEPTH.checked_sub(depth)?)?;
+        }
         self.text.get(start..self.pos)
     }
 

@@ -88,6 +88,18 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// Moves a member's value out when it is a string, borrowed from the
+    /// body unless it has escapes; `None` when absent or not a string.
+    pub(crate) fn take_str(&mut self, key: &str) -> Option<Cow<'a, str>> {
+        match self {
+            Self::Raw(members) => members.get(key).and_then(read::raw_string),
+            Self::Owned(members) => match members.get_mut(key)? {
+                Value::String(text) => Some(Cow::Owned(std::mem::take(text))),
+                _ => None,
+            },
+        }
+    }
+
     /// Moves a member's value out (an owned map's leaves `null` behind).
     pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
         match self {

@@ -66,6 +66,10 @@ pub(super) async fn tools_call(
     let log_threshold = log_threshold(lease, &call, era);
     if may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
         let events = CallEvents::new(call.progress_token.clone(), log_threshold);
+        let call = CheckedCall {
+            name: Cow::Owned(call.name.into_owned()),
+            ..call
+        };
         Handled::Stream(Box::new(streamed(lease.clone(), id, call, era, events)))
     } else {
         let handles = (Progress::default(), Logger::default());
@@ -83,7 +87,7 @@ pub(super) async fn tools_call(
 /// when it may not log: its surface does not log, or (2026-07-28) the
 /// request did not ask for logs in `_meta`. In the legacy era, the level is
 /// the session's, as `logging/setLevel` left it.
-fn log_threshold(lease: &Lease, call: &CheckedCall, era: Era) -> Option<LogLevel> {
+fn log_threshold(lease: &Lease, call: &CheckedCall<'_>, era: Era) -> Option<LogLevel> {
     if !lease.session.may_log {
         return None;
     }
@@ -98,7 +102,7 @@ fn log_threshold(lease: &Lease, call: &CheckedCall, era: Era) -> Option<LogLevel
 fn streamed(
     lease: Lease,
     id: Value,
-    call: CheckedCall,
+    call: CheckedCall<'static>,
     era: Era,
     events: Arc<CallEvents>,
 ) -> StreamedCall {
@@ -127,9 +131,10 @@ fn streamed(
     }
 }
 
-/// A `tools/call` that passed its checks.
-struct CheckedCall {
-    name: String,
+/// A `tools/call` that passed its checks. The name is borrowed from the
+/// body while the call runs inline, and owned once it runs on a stream.
+struct CheckedCall<'a> {
+    name: Cow<'a, str>,
     arguments: Value,
     progress_token: Option<Value>,
     /// 2026-07-28: the level `_meta` asked logs at, if it asked.
@@ -156,12 +161,12 @@ impl From<ErrorObject> for Refusal {
 
 /// The checks, in order: the params' shape, the tool's visibility, and in
 /// the modern era the `Mcp-Param-*` headers.
-async fn check(
+async fn check<'a>(
     lease: &Lease,
-    params: Option<Params<'_>>,
+    params: Option<Params<'a>>,
     era: Era,
     headers: ParamHeaders<'_>,
-) -> Result<CheckedCall, Refusal> {
+) -> Result<CheckedCall<'a>, Refusal> {
     let call = check_shape(params, era)?;
     let visible = CatchUnwind::new(lease.session.surface.is_visible(&call.name))
         .await
@@ -182,9 +187,9 @@ fn unknown_tool(name: &str) -> ErrorObject {
 /// `params.name` (a string naming a possible tool), `params.arguments` (an
 /// object, absent or null meaning none), `params._meta.progressToken` and,
 /// in 2026-07-28, `params._meta["io.modelcontextprotocol/logLevel"]`.
-fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall, ErrorObject> {
+fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, ErrorObject> {
     let mut params = params.unwrap_or(Params::Owned(Map::new()));
-    let Some(name) = params.get_str("name").map(Cow::into_owned) else {
+    let Some(name) = params.take_str("name") else {
         return Err(ErrorObject::new(
             code::INVALID_PARAMS,
             "tools/call needs params.name, a string",
@@ -249,7 +254,7 @@ fn requested_log_level(meta: &Map<String, Value>) -> Result<Option<LogLevel>, Er
 /// header that does not mirror its argument is a 400 `-32020`.
 async fn check_param_headers(
     lease: &Lease,
-    call: &CheckedCall,
+    call: &CheckedCall<'_>,
     headers: ParamHeaders<'_>,
 ) -> Result<(), Refusal> {
     let tools = CatchUnwind::new(lease.session.surface.list_tools())
@@ -280,7 +285,7 @@ enum CallEnd {
 async fn run(
     lease: &Lease,
     id: &Value,
-    call: &CheckedCall,
+    call: &CheckedCall<'_>,
     era: Era,
     handles: &(Progress, Logger),
     out: &mut Vec<u8>,
@@ -335,7 +340,7 @@ enum Invocation {
 async fn invoke(
     lease: &Lease,
     id: &Value,
-    call: &CheckedCall,
+    call: &CheckedCall<'_>,
     (progress, logger): &(Progress, Logger),
 ) -> Invocation {
     let signal = CancelSignal::default();
