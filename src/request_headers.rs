@@ -100,6 +100,12 @@ pub(crate) struct Accepts {
 impl Accepts {
     /// Folds in one `Accept` value's entries.
     fn admit(&mut self, value: &[u8]) {
+        // What MCP clients send, read without splitting it.
+        if value == b"application/json, text/event-stream" {
+            self.json = true;
+            self.event_stream = true;
+            return;
+        }
         for entry in value.split(|&b| b == b',') {
             let range = entry
                 .split(|&b| b == b';')
@@ -120,6 +126,9 @@ impl Accepts {
 
 /// `application/json`, any case, optionally with parameters (`; charset=utf-8`).
 pub(crate) fn is_json_media_type(value: &[u8]) -> bool {
+    if value == b"application/json" {
+        return true;
+    }
     let essence = value.split(|&b| b == b';').next().unwrap_or(&[]);
     essence
         .trim_ascii()

@@ -120,9 +120,9 @@ impl Shared {
     /// authority) must name this listener by one of its loopback names and
     /// its port.
     pub(crate) fn host_allowed(&self, host: &[u8]) -> bool {
-        self.allowed_hosts
-            .iter()
-            .any(|ok| ok.as_bytes().eq_ignore_ascii_case(host))
+        // Clients send the URL's authority as given: exact first.
+        let names = || self.allowed_hosts.iter().map(String::as_bytes);
+        names().any(|ok| ok == host) || names().any(|ok| ok.eq_ignore_ascii_case(host))
     }
 
     /// An `Origin` must be one of the listener's own or one the config
