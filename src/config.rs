@@ -93,8 +93,10 @@ pub struct ToolHostConfig {
     /// closed. Default 10 seconds.
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request's body once its headers
-    /// are in. A slower body gets 408 and the connection is closed. Default
-    /// 10 seconds.
+    /// are in (counted from the first moment the host finds the body
+    /// incomplete, right after the headers; a body that came with them
+    /// never starts the clock). A slower body gets 408 and the connection
+    /// is closed. Default 10 seconds.
     pub body_read_timeout: Duration,
     /// Most connections held at once. When all are taken, a new connection
     /// takes the slot of the oldest one that has not yet presented a live

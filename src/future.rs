@@ -1,10 +1,14 @@
-//! The two future tools the crate needs, written here so that neither the
+//! The future tools the crate needs, written here so that neither the
 //! `futures` crate nor tokio's `macros` feature (and its proc-macro crate)
-//! enters the tree: a boxed future type, and a two-way select.
+//! enters the tree: a boxed future type, a two-way select, and a time
+//! limit that costs nothing when it is not needed.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
 use std::task::Poll;
+use std::time::Duration;
+
+use tokio::time::Sleep;
 
 /// A boxed `Send` future: the erased form of the surface's futures, and of
 /// a streamed call.
@@ -34,9 +38,60 @@ pub(crate) async fn race<A: Future, B: Future>(left: A, right: B) -> First<A::Ou
     .await
 }
 
+/// `future`, or `None` once it has waited `limit`.
+///
+/// The limit counts from the first poll that finds `future` not ready, and
+/// the timer is made only then: a future ready at once (the usual request
+/// body, already in hyper's buffer) never reads the clock or touches the
+/// timer wheel. A limit past the clock's range never passes.
+pub(crate) async fn waiting_at_most<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
+    let mut future = pin!(future);
+    let mut timer = pin!(None::<Sleep>);
+    poll_fn(|cx| {
+        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        if timer.is_none() {
+            let now = tokio::time::Instant::now();
+            let Some(deadline) = now.checked_add(limit) else {
+                return Poll::Pending;
+            };
+            timer.set(Some(tokio::time::sleep_until(deadline)));
+        }
+        match timer.as_mut().as_pin_mut() {
+            Some(timer) => timer.poll(cx).map(|()| None),
+            None => Poll::Pending,
+        }
+    })
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A ready future never meets the clock; a pending one is cut off at
+    /// the limit after its first wait; a limit past the clock's range
+    /// never fires.
+    #[tokio::test(start_paused = true)]
+    async fn waiting_at_most_counts_from_the_first_wait() {
+        let limit = Duration::from_secs(1);
+        assert_eq!(waiting_at_most(limit, async { 7 }).await, Some(7));
+        let start = tokio::time::Instant::now();
+        let stuck = std::future::pending::<()>();
+        assert_eq!(waiting_at_most(limit, stuck).await, None);
+        assert_eq!(start.elapsed(), limit);
+        let slow = async {
+            tokio::time::sleep(Duration::from_millis(999)).await;
+            8
+        };
+        assert_eq!(waiting_at_most(limit, slow).await, Some(8));
+        let late = async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            9
+        };
+        assert_eq!(waiting_at_most(Duration::MAX, late).await, Some(9));
+    }
 
     /// The ready side wins; left wins a tie.
     #[tokio::test]

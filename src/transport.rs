@@ -49,6 +49,7 @@ use crate::admission::Connection;
 use crate::bearer::Bearer;
 use crate::config::ToolHostConfig;
 use crate::era::{EnvelopeHeaders, Header};
+use crate::future::waiting_at_most;
 use crate::header_timer::ConnectionTimer;
 use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
@@ -262,12 +263,14 @@ async fn read_body(
         return Err(Rejection::PayloadTooLarge);
     }
     let read = request_body::read_whole(body, limit);
-    let body = match tokio::time::timeout(shared.body_read_timeout, read).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
+    // The limit runs from the first time the body is found incomplete,
+    // right after its head: a body that came with its head needs no timer.
+    let body = match waiting_at_most(shared.body_read_timeout, read).await {
+        Some(Ok(body)) => body,
+        Some(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
         // The client broke the body off; whatever we answer goes nowhere.
-        Ok(Err(BodyError::Broken)) => return Err(Rejection::BadBody),
-        Err(_elapsed) => return Err(Rejection::BodyTimeout),
+        Some(Err(BodyError::Broken)) => return Err(Rejection::BadBody),
+        None => return Err(Rejection::BodyTimeout),
     };
     // A body too short to be charged past the limit skips the scan.
     let limit = shared.max_parsed_bytes;
