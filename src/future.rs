@@ -21,12 +21,16 @@ pub(crate) enum First<A, B> {
     Right(B),
 }
 
-/// Polls both futures, `left` first, and returns the first output; the other
-/// future is dropped.
-pub(crate) async fn race<A: Future, B: Future>(left: A, right: B) -> First<A::Output, B::Output> {
-    let mut left = pin!(left);
-    let mut right = pin!(right);
-    poll_fn(|cx| {
+/// Polls both futures, `left` first, and returns the first output.
+///
+/// The futures are pinned where the caller made them (`pin!`), so racing
+/// never moves them: a tool call's futures are large, and copying them into
+/// a race and again into its pinned slots cost two `memcpy`s per call.
+pub(crate) fn race<'a, A: Future, B: Future>(
+    mut left: Pin<&'a mut A>,
+    mut right: Pin<&'a mut B>,
+) -> impl Future<Output = First<A::Output, B::Output>> + 'a {
+    poll_fn(move |cx| {
         if let Poll::Ready(a) = left.as_mut().poll(cx) {
             return Poll::Ready(First::Left(a));
         }
@@ -35,7 +39,6 @@ pub(crate) async fn race<A: Future, B: Future>(left: A, right: B) -> First<A::Ou
         }
         Poll::Pending
     })
-    .await
 }
 
 /// `future`, or `None` once it has waited `limit`.
@@ -97,15 +100,15 @@ mod tests {
     #[tokio::test]
     async fn first_ready_wins() {
         assert!(matches!(
-            race(async { 1 }, std::future::pending::<()>()).await,
+            race(pin!(async { 1 }), pin!(std::future::pending::<()>())).await,
             First::Left(1)
         ));
         assert!(matches!(
-            race(std::future::pending::<()>(), async { 2 }).await,
+            race(pin!(std::future::pending::<()>()), pin!(async { 2 })).await,
             First::Right(2)
         ));
         assert!(matches!(
-            race(async { 1 }, async { 2 }).await,
+            race(pin!(async { 1 }), pin!(async { 2 })).await,
             First::Left(1)
         ));
     }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -267,9 +268,13 @@ impl AcceptLoop {
         let (close_tx, close_rx) = watch::channel(false);
         let mut backoff = Duration::from_millis(5);
         loop {
-            let accepted = match race(self.listener.accept(), self.stop.changed()).await {
-                First::Left(accepted) => accepted,
-                First::Right(_) => break,
+            let accepted = {
+                let accept = pin!(self.listener.accept());
+                let stop = pin!(self.stop.changed());
+                match race(accept, stop).await {
+                    First::Left(accepted) => accepted,
+                    First::Right(_) => break,
+                }
             };
             match accepted {
                 Ok((stream, _peer)) => {
@@ -337,13 +342,12 @@ impl AcceptLoop {
         let mut served = tokio::spawn(connection);
         tokio::spawn(async move {
             {
-                let stop = race(
-                    close.wait_for(|closed| *closed),
-                    admitted.connection().shed(),
-                );
+                let closed = pin!(close.wait_for(|closed| *closed));
+                let shed = pin!(admitted.connection().shed());
+                let stop = pin!(race(closed, shed));
                 // Only which side won is kept: the watch's guard is not
                 // `Send`, and must not live across the await below.
-                let stopped = matches!(race(&mut served, stop).await, First::Right(_));
+                let stopped = matches!(race(pin!(&mut served), stop).await, First::Right(_));
                 if stopped {
                     served.abort();
                     // Wait until the connection is dropped (its socket

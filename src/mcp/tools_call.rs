@@ -3,6 +3,7 @@
 //! stream that carries its progress and log messages.
 
 use std::borrow::Cow;
+use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -372,7 +373,9 @@ async fn invoke(
             None => std::future::pending().await,
         }
     };
-    let outcome = match race(invocation, race(signal.cancelled(), deadline)).await {
+    let (invocation, cancelled, deadline) =
+        (pin!(invocation), pin!(signal.cancelled()), pin!(deadline));
+    let outcome = match race(invocation, pin!(race(cancelled, deadline))).await {
         First::Left(Ok(outcome)) => outcome,
         First::Left(Err(Panicked)) => return Invocation::Panicked,
         First::Right(First::Left(())) => return Invocation::Cancelled,
