@@ -9,7 +9,7 @@
 //! one atomic flag per poll.
 
 use std::future::{poll_fn, Future};
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
@@ -92,7 +92,10 @@ where
             if !woken_ready && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 // Registered before the flag is read, so a drain that
                 // starts in between still wakes this task.
-                woken_ready = woken.as_mut().poll(cx).is_ready();
+                // Outside tokio's task budget, so a `Pending` here always
+                // means the waker is registered (see `header_timer.rs`).
+                let mut full = tokio::task::unconstrained(woken.as_mut());
+                woken_ready = Pin::new(&mut full).poll(cx).is_ready();
                 registered = Some(cx.waker().clone());
             }
             if draining.load(Ordering::Acquire) {

@@ -111,9 +111,13 @@ impl Future for HeadSleep {
             // fired: it will wake this task in time.
             return Poll::Pending;
         }
+        // Registered by the poll below, which is always a full one.
         *registered = Some(cx.waker().clone());
         loop {
-            ready!(timer.as_mut().poll(cx));
+            // Outside tokio's task budget: a budget-limited poll may return
+            // `Pending` without registering the waker, and the skip above
+            // would then never poll again.
+            ready!(Pin::new(&mut tokio::task::unconstrained(timer.as_mut())).poll(cx));
             if timer.deadline() >= deadline {
                 return Poll::Ready(());
             }
@@ -183,6 +187,31 @@ mod tests {
         tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
         assert!(sleep.as_mut().poll(&mut cx).is_ready());
+    }
+
+    /// A sleep first polled when its task's budget is spent (hyper reads
+    /// the next head in the same poll as a busy call's answer) still ends
+    /// at its deadline: the shared timer is registered regardless.
+    #[tokio::test(start_paused = true)]
+    async fn a_poll_on_a_spent_budget_still_registers() {
+        let timer = ConnectionTimer::default();
+        let mut sleep = timer.sleep(Duration::from_secs(5));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for _ in 0..1_000 {
+            tx.send(()).unwrap();
+        }
+        std::future::poll_fn(|cx| {
+            // Each ready receive spends a unit of the task's budget.
+            while let Poll::Ready(Some(())) = rx.poll_recv(cx) {}
+            assert!(sleep.as_mut().poll(cx).is_pending());
+            Poll::Ready(())
+        })
+        .await;
+        let start = Instant::now();
+        tokio::time::timeout(Duration::from_secs(60), sleep)
+            .await
+            .expect("the sleep ended at its deadline");
+        assert!(start.elapsed() <= Duration::from_secs(5));
     }
 
     fn futures_poll(sleep: &mut Pin<Box<dyn Sleep>>) -> Poll<()> {

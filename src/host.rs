@@ -342,12 +342,15 @@ impl AcceptLoop {
         let mut served = tokio::spawn(connection);
         tokio::spawn(async move {
             {
-                let closed = pin!(close.wait_for(|closed| *closed));
-                let shed = pin!(admitted.connection().shed());
-                let stop = pin!(race(closed, shed));
-                // Only which side won is kept: the watch's guard is not
-                // `Send`, and must not live across the await below.
-                let stopped = matches!(race(pin!(&mut served), stop).await, First::Right(_));
+                // Only which side won is kept, and the stop futures end
+                // with the race: the watch's guard is not `Send`, and must
+                // not live across the await below.
+                let stopped = {
+                    let closed = pin!(close.wait_for(|closed| *closed));
+                    let shed = pin!(admitted.connection().shed());
+                    let stop = pin!(race(closed, shed));
+                    matches!(race(pin!(&mut served), stop).await, First::Right(_))
+                };
                 if stopped {
                     served.abort();
                     // Wait until the connection is dropped (its socket

@@ -42,11 +42,16 @@ pub(crate) async fn read_whole(mut body: Incoming, limit: usize) -> Result<Bytes
             None if first.is_empty() => first = data,
             None => {
                 let mut buffer = Vec::with_capacity(len);
-                buffer.extend_from_slice(&first);
+                buffer.extend_from_slice(&std::mem::take(&mut first));
                 buffer.extend_from_slice(&data);
                 gathered = Some(buffer);
             }
         }
     }
-    Ok(gathered.map_or(first, Bytes::from))
+    // A gathered buffer gives back what its doubling left spare, so the
+    // body holds no more than its own length for the rest of the request.
+    Ok(gathered.map_or(first, |mut buffer| {
+        buffer.shrink_to_fit();
+        Bytes::from(buffer)
+    }))
 }

@@ -373,13 +373,21 @@ async fn invoke(
             None => std::future::pending().await,
         }
     };
-    let (invocation, cancelled, deadline) =
-        (pin!(invocation), pin!(signal.cancelled()), pin!(deadline));
-    let outcome = match race(invocation, pin!(race(cancelled, deadline))).await {
-        First::Left(Ok(outcome)) => outcome,
-        First::Left(Err(Panicked)) => return Invocation::Panicked,
-        First::Right(First::Left(())) => return Invocation::Cancelled,
-        First::Right(First::Right(())) => return Invocation::TimedOut(limit.unwrap_or_default()),
+    // In a block, so the surface's future is dropped before the call
+    // leaves the in-flight list below, as when it ran inside the race.
+    let outcome = {
+        let (invocation, cancelled, deadline) =
+            (pin!(invocation), pin!(signal.cancelled()), pin!(deadline));
+        let stop = pin!(race(cancelled, deadline));
+        let ended = race(invocation, stop).await;
+        match ended {
+            First::Left(Ok(outcome)) => outcome,
+            First::Left(Err(Panicked)) => return Invocation::Panicked,
+            First::Right(First::Left(())) => return Invocation::Cancelled,
+            First::Right(First::Right(())) => {
+                return Invocation::TimedOut(limit.unwrap_or_default())
+            }
+        }
     };
     // Counted before the call leaves the in-flight list, so that
     // `ToolSession::close`, which waits for that list to empty, reads a
