@@ -39,17 +39,10 @@ impl Drain {
 
     /// Serves `connection` so that it shuts down gracefully once the drain
     /// starts.
-    pub(crate) fn watch<I, S, B>(
+    pub(crate) fn watch<C: Graceful>(
         &self,
-        connection: http1::Connection<I, S>,
-    ) -> impl Future<Output = hyper::Result<()>> + use<I, S, B>
-    where
-        S: HttpService<Incoming, ResBody = B>,
-        S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-        I: Read + Write + Unpin + 'static,
-        B: Body + 'static,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+        connection: C,
+    ) -> impl Future<Output = C::Output> + use<C> {
         watched(
             connection,
             Arc::clone(&self.draining),
@@ -67,11 +60,12 @@ impl Drain {
     }
 }
 
-async fn watched<I, S, B>(
-    connection: http1::Connection<I, S>,
-    draining: Arc<AtomicBool>,
-    mut wake: watch::Receiver<()>,
-) -> hyper::Result<()>
+/// A connection that can be asked to finish what it is serving and close.
+pub(crate) trait Graceful: Future {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S, B> Graceful for http1::Connection<I, S>
 where
     S: HttpService<Incoming, ResBody = B>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -79,6 +73,16 @@ where
     B: Body + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        http1::Connection::graceful_shutdown(self);
+    }
+}
+
+async fn watched<C: Graceful>(
+    connection: C,
+    draining: Arc<AtomicBool>,
+    mut wake: watch::Receiver<()>,
+) -> C::Output {
     let mut connection = pin!(connection);
     let mut woken = pin!(wake.changed());
     // The waker `woken` was last polled with: it stays registered until

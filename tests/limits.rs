@@ -19,18 +19,13 @@ async fn body_limit() {
         ..ToolHostConfig::default()
     })
     .await;
-    let body_of_len = |len: usize| {
-        let skeleton = call_body(1, "echo", json!({"text": ""})).to_string();
-        let text = "a".repeat(len - skeleton.len());
-        call_body(1, "echo", json!({"text": text})).to_string()
-    };
-    let at_limit = body_of_len(1024);
+    let at_limit = echo_body_of_len(1024, 'a');
     assert_eq!(at_limit.len(), 1024);
     let r = fx.rpc_text(&at_limit).await;
     assert_eq!(r.status, 200);
     assert_eq!(fx.surface.calls(), 1);
 
-    let over = body_of_len(1025);
+    let over = echo_body_of_len(1025, 'a');
     let r = fx.rpc_text(&over).await;
     assert_eq!((r.status, r.error_code()), (413, -32600));
 
@@ -38,19 +33,7 @@ async fn body_limit() {
     // request goes in one write: the host answers 413 and closes as soon as
     // the limit is crossed, and a client still writing then would be reset.
     let mut conn = fx.conn().await;
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
-        fx.addr,
-        fx.auth()
-    )
-    .into_bytes();
-    for chunk in over.as_bytes().chunks(300) {
-        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-        request.extend_from_slice(chunk);
-        request.extend_from_slice(b"\r\n");
-    }
-    request.extend_from_slice(b"0\r\n\r\n");
-    conn.write(&request).await;
+    conn.write(&chunked_post(&fx, &over, 300, "")).await;
     let r = conn.read_response().await;
     assert_eq!(r.status, 413);
     assert_eq!(
@@ -70,27 +53,9 @@ async fn chunked_bodies_are_gathered_up_to_the_limit() {
         ..ToolHostConfig::default()
     })
     .await;
-    let body_of_len = |len: usize| {
-        let skeleton = call_body(1, "echo", json!({"text": ""})).to_string();
-        let text = "é".repeat((len - skeleton.len()) / 2) + &"a".repeat((len - skeleton.len()) % 2);
-        call_body(1, "echo", json!({"text": text})).to_string()
-    };
-    let chunked = |body: &str, size: usize| {
-        let mut request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
-            fx.addr,
-            fx.auth()
-        )
-        .into_bytes();
-        for chunk in body.as_bytes().chunks(size) {
-            request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-            request.extend_from_slice(chunk);
-            request.extend_from_slice(b"\r\n");
-        }
-        request.extend_from_slice(b"0\r\nX-Trailer: ignored\r\n\r\n");
-        request
-    };
-    let at_limit = body_of_len(1024);
+    let chunked = |body: &str, size: usize| chunked_post(&fx, body, size, "X-Trailer: ignored\r\n");
+    // Two-byte characters, so small chunks split them.
+    let at_limit = echo_body_of_len(1024, 'é');
     assert_eq!(at_limit.len(), 1024);
     for (size, served) in [(1, 1), (7, 2), (500, 3), (1024, 4)] {
         let mut conn = fx.conn().await;
@@ -99,11 +64,40 @@ async fn chunked_bodies_are_gathered_up_to_the_limit() {
         assert_eq!(r.first_text(), json!(at_limit_text(&at_limit)));
         assert_eq!(fx.surface.calls(), served);
     }
-    let over = body_of_len(1025);
+    let over = echo_body_of_len(1025, 'é');
     let mut conn = fx.conn().await;
     let r = conn.send(&chunked(&over, 100)).await;
     assert_eq!((r.status, r.error_code()), (413, -32600));
     assert_eq!(fx.surface.calls(), 4);
+}
+
+/// An `echo` call's body of exactly `len` bytes, its text `fill` repeated
+/// (and `a` where a `fill` would not fit).
+fn echo_body_of_len(len: usize, fill: char) -> String {
+    let skeleton = call_body(1, "echo", json!({"text": ""})).to_string();
+    let room = len - skeleton.len();
+    let mut text = fill.to_string().repeat(room / fill.len_utf8());
+    text += &"a".repeat(room % fill.len_utf8());
+    call_body(1, "echo", json!({"text": text})).to_string()
+}
+
+/// A chunked POST of `body` in chunks of `size` bytes, ending with
+/// `trailers` (each line ending in CRLF): the whole request, to be sent in
+/// one write.
+fn chunked_post(fx: &Fixture, body: &str, size: usize, trailers: &str) -> Vec<u8> {
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        fx.addr,
+        fx.auth()
+    )
+    .into_bytes();
+    for chunk in body.as_bytes().chunks(size) {
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(chunk);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(format!("0\r\n{trailers}\r\n").as_bytes());
+    request
 }
 
 /// The `text` argument of a body built by `call_body`.
