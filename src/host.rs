@@ -250,7 +250,8 @@ impl fmt::Debug for ToolHost {
 struct AcceptLoop {
     listener: TcpListener,
     shared: Arc<Shared>,
-    /// For `write_stall_timeout` and `max_connections`.
+    /// For each connection's HTTP/1.1 settings, `write_stall_timeout`
+    /// and `max_connections`.
     config: ToolHostConfig,
     stop: watch::Receiver<Stop>,
     stopped: watch::Sender<bool>,

@@ -5,8 +5,9 @@
 mod envelope;
 mod read;
 
-use serde_json::{Map, Value};
 use std::borrow::Cow;
+
+use serde_json::{Map, Value};
 
 #[cfg(any(test, feature = "bench-internals"))]
 pub(crate) use read::reads_agree;
@@ -100,7 +101,7 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// Moves a member's value out (an owned map's leaves `null` behind).
+    /// Moves a member's value out (from an owned map, leaving `null`).
     pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
         match self {
             Self::Raw(members) => members.get(key).map(raw_value),
