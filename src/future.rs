@@ -45,8 +45,9 @@ pub(crate) fn race<'a, A: Future, B: Future>(
 ///
 /// The limit counts from the first poll that finds `future` not ready, and
 /// the timer is made only then: a future ready at once (the usual request
-/// body, already in hyper's buffer) never reads the clock or touches the
-/// timer wheel. A limit past the clock's range never passes.
+/// body, already in hyper's buffer; the usual tool, which answers in its
+/// first poll) never reads the clock or touches the timer wheel. A limit
+/// past the clock's range never passes.
 pub(crate) async fn waiting_at_most<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
     let mut future = pin!(future);
     let mut timer = pin!(None::<Sleep>);

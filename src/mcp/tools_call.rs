@@ -15,7 +15,7 @@ use crate::call::{CancelSignal, ToolCall};
 use crate::call_events::CallEvents;
 use crate::entry::FirstPoll;
 use crate::era::{Era, ParamHeaders, META_LOG_LEVEL};
-use crate::future::{race, First};
+use crate::future::{race, waiting_at_most, First};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
 use crate::log_level::{LogLevel, LEVEL_NAMES};
 use crate::logging::Logger;
@@ -366,27 +366,22 @@ async fn invoke(
         cancel: &signal,
     };
     let invocation = FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
+    // The limit counts from the call's first wait, as it always has.
     let limit = lease.shared.call_timeout;
-    let deadline = async move {
-        match limit {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
-        }
-    };
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below, as when it ran inside the race.
     let outcome = {
-        let (invocation, cancelled, deadline) =
-            (pin!(invocation), pin!(signal.cancelled()), pin!(deadline));
-        let stop = pin!(race(cancelled, deadline));
-        let ended = race(invocation, stop).await;
+        let (invocation, cancelled) = (pin!(invocation), pin!(signal.cancelled()));
+        let run = race(invocation, cancelled);
+        let ended = match limit {
+            Some(limit) => waiting_at_most(limit, run).await,
+            None => Some(run.await),
+        };
         match ended {
-            First::Left(Ok(outcome)) => outcome,
-            First::Left(Err(Panicked)) => return Invocation::Panicked,
-            First::Right(First::Left(())) => return Invocation::Cancelled,
-            First::Right(First::Right(())) => {
-                return Invocation::TimedOut(limit.unwrap_or_default())
-            }
+            Some(First::Left(Ok(outcome))) => outcome,
+            Some(First::Left(Err(Panicked))) => return Invocation::Panicked,
+            Some(First::Right(())) => return Invocation::Cancelled,
+            None => return Invocation::TimedOut(limit.unwrap_or_default()),
         }
     };
     // Counted before the call leaves the in-flight list, so that
