@@ -18,8 +18,8 @@
 //! - Authenticated connections are never shed for anyone. When every slot
 //!   is authenticated, the newcomer is refused (closed at once). An
 //!   authenticated connection still ends the usual ways: its client closes
-//!   it, or it idles past `header_read_timeout` between requests (hyper's
-//!   keep-alive timer); the client's next connection starts pending again.
+//!   it, or it idles past `header_read_timeout` between requests
+//!   (`idle_deadline.rs`); the client's next connection starts pending again.
 //!
 //! The window a pending connection has is counted in accepts, not time: it
 //! is shed after `max_connections` newer connections. A client that sends
@@ -47,6 +47,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
 
+use crate::idle_deadline::Activity;
+
 /// No request has presented a live bearer yet.
 const PENDING: u8 = 0;
 /// A request presented a live bearer: never shed.
@@ -63,6 +65,8 @@ pub(crate) struct Connection {
     state: AtomicU8,
     /// Raised when the connection is shed; its task closes it.
     shed: Notify,
+    /// Whether a request is in service, for the header read timeout.
+    activity: Activity,
 }
 
 impl Connection {
@@ -76,7 +80,13 @@ impl Connection {
         Self {
             state: AtomicU8::new(PENDING),
             shed: Notify::new(),
+            activity: Activity::new(),
         }
+    }
+
+    /// When a request was last in service on this connection.
+    pub(crate) fn activity(&self) -> &Activity {
+        &self.activity
     }
 
     /// A request on this connection presented a live bearer. A connection
@@ -122,6 +132,24 @@ impl Connection {
     #[cfg(test)]
     fn is_shed(&self) -> bool {
         self.state.load(Ordering::Relaxed) == SHED
+    }
+}
+
+/// A streamed response still being sent: its connection stays in service
+/// (see `idle_deadline.rs`) until the stream's body is dropped, at its end
+/// or with the connection.
+#[derive(Debug)]
+pub(crate) struct InService(Arc<Connection>);
+
+impl InService {
+    pub(crate) fn new(connection: Arc<Connection>) -> Self {
+        Self(connection)
+    }
+}
+
+impl Drop for InService {
+    fn drop(&mut self) {
+        self.0.activity.finish();
     }
 }
 

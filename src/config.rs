@@ -88,9 +88,13 @@ pub struct ToolHostConfig {
     /// bytes; a larger head gets 431, however its bytes arrive — one byte
     /// over is refused. At least 8192 (hyper's floor). Default 64 KiB.
     pub max_header_bytes: usize,
-    /// How long a client may take to send a request's headers. A connection
-    /// that is slower (or idle between keep-alive requests for longer) is
-    /// closed. Default 10 seconds.
+    /// How long a connection may go without a request in service: from its
+    /// accept, or from the moment its last response was handed over (for a
+    /// streamed response, its end), until the head of its next request is
+    /// complete. A connection past it is closed without an answer: a head
+    /// sent too slowly, or trickled, or an idle keep-alive connection. A
+    /// request in service never times out by it (its body, its call and
+    /// its answer have their own limits). Default 10 seconds.
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request's body once its headers
     /// are in (counted from the first moment the host finds the body

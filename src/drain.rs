@@ -96,8 +96,9 @@ async fn watched<C: Graceful>(
             if !woken_ready && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 // Registered before the flag is read, so a drain that
                 // starts in between still wakes this task.
-                // Outside tokio's task budget, so a `Pending` here always
-                // means the waker is registered (see `header_timer.rs`).
+                // Outside tokio's task budget: a poll cut short by a spent
+                // budget returns `Pending` without registering the waker,
+                // and the skip above would then never poll again.
                 let mut full = tokio::task::unconstrained(woken.as_mut());
                 woken_ready = Pin::new(&mut full).poll(cx).is_ready();
                 registered = Some(cx.waker().clone());

@@ -313,7 +313,9 @@ impl AcceptLoop {
 
     /// Admits one accepted connection and spawns its task, which ends when
     /// the connection does, when every connection is closed at once
-    /// (`close`), or when admission sheds it.
+    /// (`close`), when admission sheds it, or when it goes
+    /// `header_read_timeout` without a request in service
+    /// (`idle_deadline.rs`).
     fn serve(
         &self,
         stream: TcpStream,
@@ -337,10 +339,12 @@ impl AcceptLoop {
         let connection = drain.watch(connection);
         // The connection runs in a task of its own, and a second task waits
         // for its end or for a reason to stop it (all connections closed,
-        // or this one shed). Racing the two in one task would poll the
-        // stop signals on every wake of the connection — several times a
-        // request; apart, they are polled only when one of them fires.
+        // this one shed, or timed out waiting for a head). Racing the two
+        // in one task would poll the stop signals on every wake of the
+        // connection — several times a request; apart, they are polled only
+        // when one of them fires (the timeout at most once per timeout).
         let mut served = tokio::spawn(connection);
+        let header_read_timeout = self.config.header_read_timeout;
         tokio::spawn(async move {
             {
                 // Only which side won is kept, and the stop futures end
@@ -349,7 +353,12 @@ impl AcceptLoop {
                 let stopped = {
                     let closed = pin!(close.wait_for(|closed| *closed));
                     let shed = pin!(admitted.connection().shed());
-                    let stop = pin!(race(closed, shed));
+                    let timed_out = pin!(admitted
+                        .connection()
+                        .activity()
+                        .timed_out(header_read_timeout));
+                    let shed_or_closed = pin!(race(closed, shed));
+                    let stop = pin!(race(shed_or_closed, timed_out));
                     matches!(race(pin!(&mut served), stop).await, First::Right(_))
                 };
                 if stopped {

@@ -91,11 +91,12 @@
 //!   drop returns" exact.
 //! - `bearer`, `revocation` (private): the token format, and the lock-free
 //!   slab that validates and revokes bearers in O(1).
-//! - `admission`, `write_stall`, `header_timer`, `drain` (private): which
-//!   connections hold the host's slots (authenticated ones always win),
-//!   closing those whose client stopped reading, hyper's header read
-//!   timeout on one registered timer per connection, and graceful
-//!   shutdown at the cost of one atomic load per poll.
+//! - `admission`, `write_stall`, `idle_deadline`, `drain` (private):
+//!   which connections hold the host's slots (authenticated ones always
+//!   win), closing those whose client stopped reading, the header read
+//!   timeout kept off the request path (a store per request, the timer in
+//!   each connection's supervisor), and graceful shutdown at the cost of
+//!   one atomic load per poll.
 //! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
 //!   before parsing (the memory its parse would take, a batch's length);
 //!   appending JSON to a response; base64 (decoding the `=?base64?…?=`
@@ -145,8 +146,8 @@ mod entry;
 mod era;
 mod error;
 mod future;
-mod header_timer;
 mod host;
+mod idle_deadline;
 mod in_flight;
 mod json_out;
 mod json_scan;

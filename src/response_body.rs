@@ -4,12 +4,14 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use hyper::body::{Bytes, Frame, SizeHint};
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
+use crate::admission::{Connection, InService};
 use crate::notification_stream::NotificationStream;
 use crate::sse::SseCall;
 
@@ -17,16 +19,30 @@ use crate::sse::SseCall;
 pub(crate) enum ResponseBody {
     /// A complete body (JSON, or empty); `None` once sent.
     Full(Option<Bytes>),
-    /// An SSE stream driving one tool call.
-    Call(Box<SseCall>),
-    /// An SSE stream of notifications about a session.
-    Notifications(Box<NotificationStream>),
+    /// An SSE stream driving one tool call; its connection is in service
+    /// until the stream is dropped (`None` until [`ResponseBody::sent_on`]).
+    Call(Box<SseCall>, Option<InService>),
+    /// An SSE stream of notifications about a session; likewise.
+    Notifications(Box<NotificationStream>, Option<InService>),
 }
 
 impl ResponseBody {
     pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
         let bytes = bytes.into();
         Self::Full((!bytes.is_empty()).then_some(bytes))
+    }
+
+    /// This body is the response to `connection`'s request in service: a
+    /// complete body ends the service now (hyper writes it at once, and a
+    /// client that stops reading meets `write_stall_timeout`); a stream
+    /// keeps the connection in service until it is dropped.
+    pub(crate) fn sent_on(&mut self, connection: Arc<Connection>) {
+        match self {
+            Self::Full(_) => connection.activity().finish(),
+            Self::Call(_, in_service) | Self::Notifications(_, in_service) => {
+                *in_service = Some(InService::new(connection));
+            }
+        }
     }
 }
 
@@ -51,8 +67,8 @@ impl hyper::body::Body for ResponseBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let next = match self.get_mut() {
             Self::Full(bytes) => Poll::Ready(bytes.take()),
-            Self::Call(call) => call.poll_next(cx),
-            Self::Notifications(stream) => stream.poll_next(cx),
+            Self::Call(call, _) => call.poll_next(cx),
+            Self::Notifications(stream, _) => stream.poll_next(cx),
         };
         next.map(|bytes| bytes.map(|b| Ok(Frame::data(b))))
     }
@@ -64,7 +80,7 @@ impl hyper::body::Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match self {
             Self::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
-            Self::Call(_) | Self::Notifications(_) => SizeHint::default(),
+            Self::Call(..) | Self::Notifications(..) => SizeHint::default(),
         }
     }
 }

@@ -50,7 +50,6 @@ use crate::bearer::Bearer;
 use crate::config::ToolHostConfig;
 use crate::era::{EnvelopeHeaders, Header};
 use crate::future::waiting_at_most;
-use crate::header_timer::ConnectionTimer;
 use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
 use crate::notification_stream::NotificationStream;
@@ -67,17 +66,15 @@ pub(crate) const ENDPOINT: &str = "/mcp";
 
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
-/// The HTTP/1.1 settings a connection is served with, made for each
-/// connection: its timer is its own (see `header_timer.rs`), and must be
-/// set, or hyper silently ignores the header read timeout. `max_header_size`
-/// counts the head's bytes exactly, as they arrive (one write or many);
-/// `max_buf_size` alone only bounds the read buffer, which a head arriving
-/// in one large write can overrun.
+/// The HTTP/1.1 settings every connection is served with. hyper gets no
+/// timer, so it keeps none: the header read timeout is the connection
+/// supervisor's (`idle_deadline.rs`), off the request path.
+/// `max_header_size` counts the head's bytes exactly, as they arrive (one
+/// write or many); `max_buf_size` alone only bounds the read buffer, which a
+/// head arriving in one large write can overrun.
 pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
-        .timer(ConnectionTimer::default())
-        .header_read_timeout(config.header_read_timeout)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes)
         .keep_alive(true);
@@ -111,9 +108,14 @@ pub(crate) async fn serve(
     connection: Arc<Connection>,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Infallible> {
-    Ok(serve_checked(&shared, &connection, request)
+    // The head is in: the header read timeout stops until the response is
+    // handed over (`idle_deadline.rs`).
+    connection.activity().begin();
+    let mut response = serve_checked(&shared, &connection, request)
         .await
-        .unwrap_or_else(|rejection| rejection.into_response()))
+        .unwrap_or_else(|rejection| rejection.into_response());
+    response.body_mut().sent_on(connection);
+    Ok(response)
 }
 
 /// The steps of the table above, in order.
@@ -156,10 +158,10 @@ async fn serve_checked(
     };
     match mcp::dispatch(&lease, &context, &body).await {
         Reply::Complete { class, body } => reply_response(class, body),
-        Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(Box::new(SseCall::new(
-            *call,
-            shared.sse_keep_alive,
-        ))))),
+        Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(
+            Box::new(SseCall::new(*call, shared.sse_keep_alive)),
+            None,
+        ))),
         Reply::Listen(subscription) => Ok(notification_stream(shared, *subscription)),
     }
 }
@@ -192,7 +194,7 @@ fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<
         Arc::clone(&shared.streams_end),
         shared.sse_keep_alive,
     );
-    event_stream(ResponseBody::Notifications(Box::new(stream)))
+    event_stream(ResponseBody::Notifications(Box::new(stream), None))
 }
 
 /// Step 1: one `Host` naming this listener, a request target naming it too

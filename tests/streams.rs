@@ -120,6 +120,25 @@ async fn legacy_stream_carries_list_changed() {
     assert!(event.starts_with("event: message\n"));
 }
 
+/// A legacy stream stays open past `header_read_timeout`: it is a response
+/// being sent, so its connection has a request in service.
+// Paused clock: the stream idles ten timeouts' worth of virtual time.
+#[tokio::test(start_paused = true)]
+async fn legacy_stream_outlives_the_header_timeout() {
+    let fx = Fixture::with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(100),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let mut conn = Conn::open(addr).await;
+    let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
+    assert_eq!(events.status, 200);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    fx.session().notify_tools_changed();
+    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
+}
+
 /// A hundred signals in a burst, from another thread through a notifier,
 /// are one notification: the next event after it is a keep-alive.
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The read timeouts, over real sockets: `header_read_timeout` (a slow head,
-//! a slowloris trickle, an idle keep-alive connection) and
-//! `body_read_timeout`. (The call deadline is in `long_calls.rs`, the write
+//! a slowloris trickle, an idle keep-alive connection, and the requests in
+//! service that hold it off) and `body_read_timeout`. (The call deadline is in `long_calls.rs`, the write
 //! stall in `memory.rs`.)
 //!
 //! Each test pauses Tokio's clock: once the client has sent all it will
@@ -12,6 +12,7 @@ mod support;
 use std::time::Duration;
 
 use embacle_tool_host::ToolHostConfig;
+use serde_json::json;
 use support::*;
 use tokio::time::Instant;
 
@@ -107,6 +108,66 @@ async fn idle_keep_alive_connection_times_out() {
         "closed, not sent data"
     );
     assert_eq!(idle_since.elapsed(), Duration::from_millis(300));
+}
+
+/// A call in service longer than `header_read_timeout` is not cut off by
+/// it: the connection has a request in service until the answer is handed
+/// over, and times out exactly `header_read_timeout` after that.
+// Paused clock: the `quiet` tool sleeps 350 ms, three timeouts' worth, and
+// the host's checks of the idle connection fall on virtual time.
+#[tokio::test(start_paused = true)]
+async fn a_call_in_service_holds_the_header_timeout_off() {
+    let fx = Fixture::with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(100),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let mut conn = fx.conn().await;
+    let started = Instant::now();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "quiet", "arguments": {}}});
+    let r = conn.send(&fx.post(&body.to_string())).await;
+    assert_eq!((r.status, r.first_text()), (200, json!("done quietly")));
+    assert_eq!(started.elapsed(), Duration::from_millis(350));
+    let idle_since = Instant::now();
+    assert!(
+        within(conn.closed_by_server()).await,
+        "closed, not sent data"
+    );
+    assert_eq!(idle_since.elapsed(), Duration::from_millis(100));
+}
+
+/// A streamed answer (SSE, with keep-alive comments) longer than
+/// `header_read_timeout` is sent to its end, and the connection then
+/// serves another request before timing out a whole timeout after it.
+// Paused clock: as above; comments every 40 ms of the tool's 350.
+#[tokio::test(start_paused = true)]
+async fn a_stream_holds_the_header_timeout_off() {
+    let fx = Fixture::with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(100),
+        sse_keep_alive: Duration::from_millis(40),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let mut conn = fx.conn().await;
+    let started = Instant::now();
+    let request = fx.post(&call_with_token(1, "quiet", json!("t")).to_string());
+    let events = conn.send_streaming(&request).await.rest().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(350));
+    let last = events.iter().rfind(|e| !e.starts_with(':')).unwrap();
+    assert_eq!(
+        event_json(last)["result"]["content"][0]["text"],
+        "done quietly"
+    );
+    assert!(events.iter().filter(|e| e.starts_with(':')).count() >= 8);
+    tokio::time::sleep(Duration::from_millis(90)).await;
+    assert_eq!(conn.send(&fx.post(PING)).await.status, 200);
+    let idle_since = Instant::now();
+    assert!(
+        within(conn.closed_by_server()).await,
+        "closed, not sent data"
+    );
+    assert_eq!(idle_since.elapsed(), Duration::from_millis(100));
 }
 
 /// A body that never finishes gets 408 after `body_read_timeout`, and the
