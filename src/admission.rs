@@ -137,7 +137,8 @@ impl Connection {
 
 /// A streamed response still being sent: its connection stays in service
 /// (see `idle_deadline.rs`) until the stream's body is dropped, at its end
-/// or with the connection.
+/// or with the connection. HTTP/1 serves one request at a time, so no later
+/// request on the connection can be in service when it drops.
 #[derive(Debug)]
 pub(crate) struct InService(Arc<Connection>);
 
