@@ -7,7 +7,8 @@
 //! - floor (b): the same, parsing the body into a `serde_json::Value`
 //!   first — the least any JSON-RPC server must do.
 //!
-//! Figures (each a ratio within one run; median and range over rounds in
+//! Figures (each a ratio within one run; median, quartiles and range over
+//! rounds in
 //! which every server is measured once, in rotating order):
 //!
 //! - sequential: one keep-alive connection, `CALLS` calls per server per
@@ -40,7 +41,7 @@ use common::*;
 
 /// Calls per server per round.
 const CALLS: usize = 4_000;
-const ROUNDS: usize = 9;
+const ROUNDS: usize = 25;
 
 /// One server on its own thread: where it listens, what authorizes a call,
 /// and the file its thread's CPU time is read from.
@@ -160,12 +161,15 @@ async fn one_shot(addr: SocketAddr, request: &[u8]) -> u16 {
         .unwrap()
 }
 
-/// Median and range of `values`.
+/// Median, quartiles and range of `values`.
 fn summary(values: &mut [f64]) -> String {
     values.sort_by(f64::total_cmp);
+    let at = |q: usize| values[(values.len() - 1) * q / 4];
     format!(
-        "{:.3} (range {:.3}–{:.3}, {} rounds)",
-        values[values.len() / 2],
+        "{:.3} (quartiles {:.3}–{:.3}, range {:.3}–{:.3}, {} rounds)",
+        at(2),
+        at(1),
+        at(3),
         values[0],
         values[values.len() - 1],
         values.len()
