@@ -72,8 +72,9 @@ pub fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The whole request path minus the socket: `input` is written, as raw
-/// HTTP/1.1 bytes, into an in-memory duplex pipe served exactly as a
-/// connection of the host is (same builder, same service), the write side
+/// HTTP/1.1 bytes, into an in-memory duplex pipe served as a connection of
+/// the host is (same builder, same service, but no supervisor, so no
+/// header read timeout: the pipe ends the connection), the write side
 /// is then closed, and everything the host wrote back is returned: until
 /// the host closes the pipe, or falls silent for 100 ms (a response that
 /// streams, such as the stream of list changes a GET opens, never ends by

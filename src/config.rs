@@ -93,8 +93,13 @@ pub struct ToolHostConfig {
     /// streamed response, its end), until the head of its next request is
     /// complete. A connection past it is closed without an answer: a head
     /// sent too slowly, or trickled, or an idle keep-alive connection. A
-    /// request in service never times out by it (its body, its call and
-    /// its answer have their own limits). Default 10 seconds.
+    /// request in service does not time out by it: its body has
+    /// `body_read_timeout`, its call `call_timeout` (when set), and a
+    /// streamed answer counts as in service to its end. A complete answer
+    /// is handed over at once, so the clock starts while hyper may still
+    /// be writing it: an answer larger than the socket's buffers, read
+    /// more slowly than this timeout allows, is cut off (hyper's own header
+    /// timer did the same). Default 10 seconds.
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request's body once its headers
     /// are in (counted from the first moment the host finds the body

@@ -42,9 +42,9 @@ pub(crate) struct Activity {
     /// nanoseconds since `opened`.
     ///
     /// Relaxed everywhere: the word orders nothing else, and a supervisor
-    /// that reads a value a moment old only decides a moment late — or, for
-    /// a request whose head completes at the very instant the timeout falls,
-    /// decides the race against the request, as hyper's timer would.
+    /// that reads a value a moment old only decides a moment late, or — for
+    /// a head that completes at the instant the timeout falls — too early;
+    /// [`Activity::timed_out`] gives the connection's task one turn first.
     idle_since: AtomicU64,
 }
 
@@ -60,6 +60,9 @@ impl Activity {
     /// A request's head is in: the connection is in service, and cannot
     /// time out until [`Activity::finish`].
     pub(crate) fn begin(&self) {
+        // hyper's HTTP/1 dispatcher drops a response's body before it reads
+        // the next head, so the previous request has always finished.
+        debug_assert_ne!(self.idle_since.load(Ordering::Relaxed), IN_SERVICE);
         self.idle_since.store(IN_SERVICE, Ordering::Relaxed);
     }
 
@@ -79,18 +82,35 @@ impl Activity {
     }
 
     /// Resolves once the connection has gone `timeout` without a request in
-    /// service (see the module doc).
+    /// service (see the module doc). While a request is in service it wakes
+    /// once per timeout, so a tiny timeout on a long stream wakes often.
     pub(crate) async fn timed_out(&self, timeout: Duration) {
         let mut deadline = after(self.opened, timeout);
         loop {
             tokio::time::sleep_until(deadline).await;
-            let now = Instant::now();
-            // In service now: the earliest it could time out is a whole
-            // timeout after it finishes, which is later than `now`.
-            deadline = after(self.idle_since().unwrap_or(now), timeout);
-            if deadline <= now {
-                return;
+            if let Some(later) = self.wait_until(timeout) {
+                deadline = later;
+                continue;
             }
+            // A head that arrived just in time may not have been read yet:
+            // tokio runs a yielding task only after it has polled for I/O,
+            // so the connection's task gets its turn to begin the request.
+            tokio::task::yield_now().await;
+            match self.wait_until(timeout) {
+                Some(later) => deadline = later,
+                None => return,
+            }
+        }
+    }
+
+    /// The earliest moment the connection could time out, or `None` if it
+    /// has already been `timeout` without a request in service.
+    fn wait_until(&self, timeout: Duration) -> Option<Instant> {
+        let now = Instant::now();
+        match self.idle_since() {
+            // A whole timeout after the request finishes, later than now.
+            None => Some(after(now, timeout)),
+            Some(since) => Some(after(since, timeout)).filter(|&deadline| deadline > now),
         }
     }
 }
@@ -147,6 +167,26 @@ mod tests {
         let after = timed_out_after(&activity, Duration::from_millis(300), start).await;
         client.await.unwrap();
         assert_eq!(after, Duration::from_millis(1_200));
+    }
+
+    /// A head that completes at the very instant the timeout falls wins:
+    /// the supervisor gives the connection's task a turn before it decides.
+    #[tokio::test(start_paused = true)]
+    async fn a_head_at_the_instant_of_the_timeout_wins() {
+        let start = Instant::now();
+        let activity = std::sync::Arc::new(Activity::new());
+        let client = {
+            let activity = std::sync::Arc::clone(&activity);
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                activity.begin();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                activity.finish();
+            })
+        };
+        let after = timed_out_after(&activity, Duration::from_millis(300), start).await;
+        client.await.unwrap();
+        assert_eq!(after, Duration::from_millis(650));
     }
 
     /// A timeout past the clock's range never falls.

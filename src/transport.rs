@@ -75,6 +75,7 @@ const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering
 pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
+        .header_read_timeout(None)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes)
         .keep_alive(true);

@@ -139,6 +139,23 @@ async fn legacy_stream_outlives_the_header_timeout() {
     assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
 }
 
+/// So does a `subscriptions/listen` stream.
+// Paused clock, as above.
+#[tokio::test(start_paused = true)]
+async fn listen_stream_outlives_the_header_timeout() {
+    let fx = Fixture::with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(100),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let mut conn = Conn::open(addr).await;
+    let mut events = subscribe(&mut conn, addr, &bearer, json!(1)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    fx.session().notify_tools_changed();
+    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
+}
+
 /// A hundred signals in a burst, from another thread through a notifier,
 /// are one notification: the next event after it is a keep-alive.
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! The read timeouts, over real sockets: `header_read_timeout` (a slow head,
 //! a slowloris trickle, an idle keep-alive connection, and the requests in
-//! service that hold it off) and `body_read_timeout`. (The call deadline is in `long_calls.rs`, the write
-//! stall in `memory.rs`.)
+//! service that hold it off) and `body_read_timeout`. (The call deadline is
+//! in `long_calls.rs`, the write stall in `memory.rs`.)
 //!
 //! Each test pauses Tokio's clock: once the client has sent all it will
 //! send, nothing is runnable but the host's timer, so Tokio jumps straight
