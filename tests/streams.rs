@@ -120,16 +120,21 @@ async fn legacy_stream_carries_list_changed() {
     assert!(event.starts_with("event: message\n"));
 }
 
+/// A host whose `header_read_timeout` is 100 ms.
+async fn with_header_timeout_100ms() -> Fixture {
+    Fixture::with(ToolHostConfig {
+        header_read_timeout: Duration::from_millis(100),
+        ..ToolHostConfig::default()
+    })
+    .await
+}
+
 /// A legacy stream stays open past `header_read_timeout`: it is a response
 /// being sent, so its connection has a request in service.
 // Paused clock: the stream idles ten timeouts' worth of virtual time.
 #[tokio::test(start_paused = true)]
 async fn legacy_stream_outlives_the_header_timeout() {
-    let fx = Fixture::with(ToolHostConfig {
-        header_read_timeout: Duration::from_millis(100),
-        ..ToolHostConfig::default()
-    })
-    .await;
+    let fx = with_header_timeout_100ms().await;
     let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let mut conn = Conn::open(addr).await;
     let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
@@ -143,11 +148,7 @@ async fn legacy_stream_outlives_the_header_timeout() {
 // Paused clock, as above.
 #[tokio::test(start_paused = true)]
 async fn listen_stream_outlives_the_header_timeout() {
-    let fx = Fixture::with(ToolHostConfig {
-        header_read_timeout: Duration::from_millis(100),
-        ..ToolHostConfig::default()
-    })
-    .await;
+    let fx = with_header_timeout_100ms().await;
     let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let mut conn = Conn::open(addr).await;
     let mut events = subscribe(&mut conn, addr, &bearer, json!(1)).await;
