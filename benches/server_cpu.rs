@@ -42,6 +42,9 @@ use common::*;
 /// Calls per server per round.
 const CALLS: usize = 4_000;
 const ROUNDS: usize = 25;
+/// Under `cargo test --benches` (no `--bench` argument): one short round,
+/// which only shows that every server answers and the figures come out.
+const SMOKE_CALLS: usize = 64;
 
 /// One server on its own thread: where it listens, what authorizes a call,
 /// and the file its thread's CPU time is read from.
@@ -182,11 +185,11 @@ fn rounds(
     runtime: &tokio::runtime::Runtime,
     servers: &[Server],
     connections: usize,
-    calls: usize,
+    (rounds, calls): (usize, usize),
     prefix: &str,
 ) {
     let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); servers.len()];
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         for k in 0..servers.len() {
             let i = (k + round) % servers.len();
             per_call[i].push(measure(runtime, &servers[i], connections, calls));
@@ -218,6 +221,7 @@ fn rounds(
 }
 
 fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
@@ -234,8 +238,20 @@ fn main() {
         floor_server("floor_b", true),
     ];
     let runtime = client_runtime();
-    rounds(&runtime, &servers, 1, CALLS, "server_cpu.sequential");
-    rounds(&runtime, &servers, 32, CALLS / 32, "server_cpu.conns32");
+    let (rounds_run, calls) = if bench {
+        (ROUNDS, CALLS)
+    } else {
+        (1, SMOKE_CALLS)
+    };
+    rounds(
+        &runtime,
+        &servers,
+        1,
+        (rounds_run, calls),
+        "server_cpu.sequential",
+    );
+    let per_connection = (rounds_run, calls / 32);
+    rounds(&runtime, &servers, 32, per_connection, "server_cpu.conns32");
 
     // A wrong bearer against a right one, both on fresh connections.
     let host = &servers[0];
@@ -244,9 +260,10 @@ fn main() {
         "A".repeat(host.authorization.len() - "Bearer ".len())
     );
     let mut ratios = Vec::new();
-    for _ in 0..ROUNDS {
-        let (right, ok) = measure_fresh(&runtime, host, &host.authorization, 500);
-        let (refused, status) = measure_fresh(&runtime, host, &wrong, 500);
+    let fresh = calls.min(500);
+    for _ in 0..rounds_run {
+        let (right, ok) = measure_fresh(&runtime, host, &host.authorization, fresh);
+        let (refused, status) = measure_fresh(&runtime, host, &wrong, fresh);
         assert_eq!((ok, status), (200, 401));
         ratios.push(refused / right);
     }
