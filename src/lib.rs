@@ -94,9 +94,9 @@
 //! - `admission`, `write_stall`, `idle_deadline`, `drain` (private):
 //!   which connections hold the host's slots (authenticated ones always
 //!   win), closing those whose client stopped reading, the header read
-//!   timeout kept off the request path (a store per request, the timer in
-//!   each connection's supervisor), and graceful shutdown at the cost of
-//!   one atomic load per poll.
+//!   timeout kept off the request path (two stores and a clock read per
+//!   request, the timer in each connection's supervisor), and graceful
+//!   shutdown at the cost of one atomic load per poll.
 //! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
 //!   before parsing (the memory its parse would take, a batch's length);
 //!   appending JSON to a response; base64 (decoding the `=?base64?…?=`
