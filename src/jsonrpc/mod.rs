@@ -3,6 +3,7 @@
 //! knows about HTTP or MCP methods.
 
 mod envelope;
+mod member_value;
 mod read;
 
 use std::borrow::Cow;
@@ -16,6 +17,7 @@ pub(crate) use read::{classify, parse, Parsed};
 pub(crate) use envelope::RawMembers;
 
 use crate::json_out::{write_json, write_json_str};
+use member_value::member_value;
 
 /// The JSON-RPC error codes the host emits, each in one place.
 pub(crate) mod code {
@@ -75,7 +77,7 @@ impl<'a> Params<'a> {
     /// A member's value, if present.
     pub(crate) fn get(&self, key: &str) -> Option<Cow<'_, Value>> {
         match self {
-            Self::Raw(members) => members.get(key).map(|raw| Cow::Owned(raw_value(raw))),
+            Self::Raw(members) => members.get(key).map(|raw| Cow::Owned(member_value(raw))),
             Self::Owned(members) => members.get(key).map(Cow::Borrowed),
         }
     }
@@ -104,20 +106,10 @@ impl<'a> Params<'a> {
     /// Moves a member's value out (from an owned map, leaving `null`).
     pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
         match self {
-            Self::Raw(members) => members.get(key).map(raw_value),
+            Self::Raw(members) => members.get(key).map(member_value),
             Self::Owned(members) => take(members, key),
         }
     }
-}
-
-/// A member's raw text, which the fast reading accepted, as a [`Value`].
-/// serde_json cannot refuse it (the subset of `envelope.rs` rules that
-/// out, and the fuzz target checks it); were it ever to, the member would
-/// read as `null` rather than take the host down.
-fn raw_value(raw: &str) -> Value {
-    let value = serde_json::from_str(raw);
-    debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
-    value.unwrap_or(Value::Null)
 }
 
 /// A request: it has an id and wants exactly one response.

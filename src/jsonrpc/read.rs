@@ -231,7 +231,7 @@ fn summary(message: Message<'_>) -> Summary {
             Params::Raw(members) => Value::Object(
                 members
                     .iter()
-                    .map(|(key, raw)| (key.to_owned(), super::raw_value(raw)))
+                    .map(|(key, raw)| (key.to_owned(), super::member_value(raw)))
                     .collect(),
             ),
             Params::Owned(m) => Value::Object(m),
