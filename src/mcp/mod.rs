@@ -262,7 +262,18 @@ async fn handle_request(
         era,
         info: &lease.shared.info,
     };
+    // Arms are tried in order, and no two match the same method: the
+    // method nearly every request names comes first.
     match (era, method.as_ref()) {
+        (_, "tools/call") => {
+            let call = tools_call::CallRequest {
+                id,
+                params,
+                era,
+                may_stream: context.may_stream && framing == Framing::Single,
+            };
+            tools_call::tools_call(lease, call, context.headers.params, out).await
+        }
         (Era::Legacy(_), "initialize") => {
             initialize(respond, params.as_ref(), framing, &lease.session, out)
         }
@@ -277,15 +288,6 @@ async fn handle_request(
             subscriptions::listen(lease, respond, params.as_ref(), context.may_stream, out)
         }
         (_, "tools/list") => list_tools(lease, respond, params.as_ref(), out).await,
-        (_, "tools/call") => {
-            let call = tools_call::CallRequest {
-                id,
-                params,
-                era,
-                may_stream: context.may_stream && framing == Framing::Single,
-            };
-            tools_call::tools_call(lease, call, context.headers.params, out).await
-        }
         (_, _) => {
             let error = ErrorObject::new(
                 code::METHOD_NOT_FOUND,
