@@ -29,6 +29,8 @@
 
 use serde_json::{Map, Value};
 
+use super::envelope::plain_run;
+
 /// The deepest nesting built directly; deeper values go to serde_json.
 const MAX_DEPTH: usize = 16;
 
@@ -98,12 +100,7 @@ impl Cursor<'_> {
     /// A string without escapes or control characters, at its opening quote.
     fn string(&mut self) -> Option<String> {
         let start = self.pos + 1;
-        let len = self
-            .bytes
-            .get(start..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        let end = start + len;
+        let end = start + plain_run(self.bytes, start)?;
         if self.bytes[end] != b'"' {
             return None;
         }
