@@ -450,11 +450,15 @@ mod tests {
     fn plain_runs_agree_with_the_table() {
         let reference =
             |bytes: &[u8], from: usize| bytes[from..].iter().position(|&b| !PLAIN[usize::from(b)]);
-        let bases: [&[u8]; 4] = [
+        let bases: [&[u8]; 6] = [
             b"abcdefghijklmnopq",
             b"\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9",
             b"ab\"cdefghijklmnop",
             b"abcdefghijk\\mnopq",
+            // Several specials in one word, and bytes one above what is
+            // tested for, where a borrow could flag the wrong byte.
+            b"a\"\\\x01\"efghijklmnop",
+            b"#] !^#] abcdefghij",
         ];
         for base in bases {
             for at in 0..base.len() {

@@ -20,7 +20,10 @@
 //! - strings without escapes or control characters;
 //! - `true`, `false`, `null`;
 //! - integers of at most 18 digits without a fraction or exponent, other
-//!   than `-0` (which serde_json reads as a float).
+//!   than `-0` (which serde_json reads as a float);
+//! - no key starting with `$serde_json::private::`, which serde_json reads
+//!   as one of its own types when another crate in the tree turns on its
+//!   `raw_value` or `arbitrary_precision` feature.
 //!
 //! Anything else — an escape, a float, a deeper value — is read by
 //! serde_json whole. The unit tests below compare the two readings, and
@@ -34,25 +37,34 @@ use super::envelope::plain_run;
 /// The deepest nesting built directly; deeper values go to serde_json.
 const MAX_DEPTH: usize = 16;
 
+/// What the keys serde_json reserves for its own types start with
+/// (`$serde_json::private::RawValue`, `…::Number`).
+const SERDE_JSON_PRIVATE: &str = "$serde_json::private::";
+
 /// `raw`, one JSON value the fast reading accepted, as a [`Value`].
 /// serde_json cannot refuse it (the subset of `envelope.rs` rules that
 /// out, and the fuzz target checks it); were it ever to, the member would
 /// read as `null` rather than take the host down.
 pub(super) fn member_value(raw: &str) -> Value {
+    if let Some(value) = built(raw) {
+        return value;
+    }
+    let value = serde_json::from_str(raw);
+    debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
+    value.unwrap_or(Value::Null)
+}
+
+/// `raw` built directly, if it is one value of the subset with nothing
+/// but whitespace after it.
+fn built(raw: &str) -> Option<Value> {
     let mut cursor = Cursor {
         bytes: raw.as_bytes(),
         text: raw,
         pos: 0,
     };
-    if let Some(value) = cursor.value(MAX_DEPTH) {
-        cursor.whitespace();
-        if cursor.pos == raw.len() {
-            return value;
-        }
-    }
-    let value = serde_json::from_str(raw);
-    debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
-    value.unwrap_or(Value::Null)
+    let value = cursor.value(MAX_DEPTH)?;
+    cursor.whitespace();
+    (cursor.pos == raw.len()).then_some(value)
 }
 
 /// A cursor over one value's text. Every method returns `None` for text
@@ -122,6 +134,12 @@ impl Cursor<'_> {
                 return None;
             }
             let key = self.string()?;
+            // serde_json reads an object whose first key is one of its
+            // private names as something else when a crate elsewhere in the
+            // tree turns on `raw_value` or `arbitrary_precision`.
+            if key.starts_with(SERDE_JSON_PRIVATE) {
+                return None;
+            }
             if !self.eat(b':') {
                 return None;
             }
@@ -185,20 +203,32 @@ impl Cursor<'_> {
 mod tests {
     use super::*;
 
-    /// Built directly or by serde_json, every value is serde_json's.
+    fn nested(open: &str, close: &str, depth: usize) -> String {
+        format!("{}1{}", open.repeat(depth), close.repeat(depth))
+    }
+
+    /// Built directly or by serde_json, every value is serde_json's, the
+    /// same numbers included (`-0` stays a float, 19 digits a `u64`).
     #[test]
     fn agrees_with_serde_json() {
-        let nested = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
-        let (deep, deeper) = (nested(MAX_DEPTH), nested(MAX_DEPTH + 1));
+        let deep = [
+            nested("[", "]", MAX_DEPTH),
+            nested("[", "]", MAX_DEPTH + 1),
+            nested(r#"{"a":"#, "}", MAX_DEPTH),
+            nested(r#"{"a":"#, "}", MAX_DEPTH + 1),
+        ];
         let cases = [
-            deep.as_str(),
-            deeper.as_str(),
             r#"{"text":"hi"}"#,
-            r#"{}"#,
-            r#"[]"#,
-            r#" { "a" : [ 1 , -2 , 0 , true , false , null ] , "b" : { } } "#,
+            "{}",
+            "[]",
+            r#""""#,
+            r#"{"":1}"#,
+            " \t\r\n{ \"a\" : [ 1 , -2 , 0 , true , false , null ] , \"b\" : { } } \n",
             r#"{"a":1,"a":2}"#,
+            r#"{"o":{"k":1,"k":[2]}}"#,
             r#"{"é":"ü"}"#,
+            "\"\u{7f}\"",
+            r#""a long string of more than eight bytes, with é and ü inside""#,
             r#""plain""#,
             r#""esc\naped""#,
             r#"{"k":"a\"b"}"#,
@@ -206,50 +236,77 @@ mod tests {
             "0",
             "-0",
             "-7",
-            "123456789012345678",
-            "-123456789012345678",
+            "999999999999999999",
+            "-999999999999999999",
             "1234567890123456789",
+            "-1234567890123456789",
+            "-9223372036854775808",
             "18446744073709551615",
             "1.5",
+            "0.0",
+            "-0.0",
+            "0e0",
             "-2e3",
             "1E2",
             r#"{"a":{"b":{"c":[{"d":"e"}]}}}"#,
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"{"$serde_json::private::Number":"5"}"#,
             "true",
             "null",
         ];
-        for raw in cases {
+        for raw in cases.into_iter().chain(deep.iter().map(String::as_str)) {
             let expected: Value = serde_json::from_str(raw).unwrap();
             assert_eq!(member_value(raw), expected, "{raw}");
-            // The same numbers, not only equal ones: `-0` stays a float.
             assert_eq!(member_value(raw).to_string(), expected.to_string(), "{raw}");
         }
     }
 
-    /// What the subset leaves to serde_json is left whole, not half built.
+    /// What the subset leaves to serde_json is left whole, not half
+    /// built; and what is not JSON is never built.
     #[test]
     fn the_subset() {
-        let built = |raw: &str| {
-            let mut cursor = Cursor {
-                bytes: raw.as_bytes(),
-                text: raw,
-                pos: 0,
-            };
-            cursor.value(MAX_DEPTH).is_some()
-        };
-        assert!(built(r#"{"a":[1,"b",{"c":null}]}"#));
-        for outside in [
+        assert!(built(r#" {"a":[1,"b",{"c":null}],"":""} "#).is_some());
+        assert!(built(&nested("[", "]", MAX_DEPTH)).is_some());
+        assert!(built(&nested(r#"{"a":"#, "}", MAX_DEPTH)).is_some());
+        let outside = [
             r#""a\"b""#,
             "1.5",
             "1e3",
             "-0",
-            "0123",
             "1234567890123456789",
             "\"\u{1}\"",
-        ] {
-            assert!(!built(outside), "{outside}");
+            "\"a long string with a control character \u{1f} late\"",
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"[{"$serde_json::private::Number":"5"}]"#,
+        ];
+        let not_json = [
+            "",
+            " ",
+            "tru",
+            "nullx",
+            "1 2",
+            "-",
+            "00",
+            "01",
+            "-01",
+            "- 1",
+            "+1",
+            "[1,]",
+            r#"{"a":1,}"#,
+            "[1 2]",
+            r#"{"a" 1}"#,
+            r#"{"a":}"#,
+            "{,}",
+            "[truefalse]",
+            "{",
+            "[",
+            r#"{"a""#,
+            r#""abc"#,
+        ];
+        for raw in outside.into_iter().chain(not_json) {
+            assert!(built(raw).is_none(), "{raw}");
         }
-        let nested = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
-        assert!(built(&nested(MAX_DEPTH)));
-        assert!(!built(&nested(MAX_DEPTH + 1)));
+        assert!(built(&nested("[", "]", MAX_DEPTH + 1)).is_none());
+        assert!(built(&nested(r#"{"a":"#, "}", MAX_DEPTH + 1)).is_none());
     }
 }
