@@ -47,6 +47,19 @@ pub fn read_request(body: &[u8]) -> bool {
     )
 }
 
+/// A `tools/call` body's `arguments` as the dispatcher reads them (the
+/// fast reading and its direct build of members, or the body as one
+/// `Value`): what the surface would be given. `None` when the body is not
+/// a request with `params.arguments`.
+pub fn call_arguments(body: &[u8]) -> Option<serde_json::Value> {
+    use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
+    let mut members = RawMembers::default();
+    match parse(body, &mut members) {
+        Parsed::Single(Message::Request(request)) => request.params?.take("arguments"),
+        _ => None,
+    }
+}
+
 /// Whether the JSON-RPC reader classifies `body` as reading it whole into
 /// one `serde_json::Value` does (a parse error exactly when serde_json
 /// refuses it), and whether its fast reading only accepted JSON serde_json
