@@ -325,7 +325,7 @@ fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
 }
 
 fn empty(status: StatusCode) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::full(Bytes::new()));
+    let mut response = Response::new(ResponseBody::full(Vec::new()));
     *response.status_mut() = status;
     response
 }
