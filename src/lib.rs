@@ -85,7 +85,8 @@
 //!   checked when a [`Tool`] is built and against `Mcp-Param-*` headers.
 //! - `jsonrpc` (private): JSON-RPC envelopes, error codes and response
 //!   framing; `jsonrpc/read.rs` reads a body, the usual one by the
-//!   allocation-free pass of `jsonrpc/envelope.rs`.
+//!   allocation-free pass of `jsonrpc/envelope.rs`, whose members
+//!   `jsonrpc/member_value.rs` builds into `Value`s when a method asks.
 //! - `in_flight`, `entry` (private): a session's calls in flight, for
 //!   cancellation; the gate that makes "no call starts after the guard's
 //!   drop returns" exact.

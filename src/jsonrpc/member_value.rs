@@ -26,7 +26,10 @@
 //!   `raw_value` or `arbitrary_precision` feature.
 //!
 //! Anything else — an escape, a float, a deeper value — is read by
-//! serde_json whole. The unit tests below compare the two readings, and
+//! serde_json whole. A value that leaves the subset late (a float at the
+//! end of a large object) is thus read twice, at most twice the work of
+//! one reading, but never held twice: what was built is dropped before
+//! serde_json starts. The unit tests below compare the two readings, and
 //! so does `read::reads_agree`, the oracle of the mutation test and of the
 //! `dispatch` fuzz target, for every `params` member.
 
