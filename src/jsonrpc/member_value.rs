@@ -49,12 +49,16 @@ const SERDE_JSON_PRIVATE: &str = "$serde_json::private::";
 /// out, and the fuzz target checks it); were it ever to, the member would
 /// read as `null` rather than take the host down.
 pub(super) fn member_value(raw: &str) -> Value {
-    if let Some(value) = built(raw) {
-        return value;
-    }
-    let value = serde_json::from_str(raw);
-    debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
+    let value = read(raw);
+    debug_assert!(value.is_some(), "the fast reading accepted {raw:?}");
     value.unwrap_or(Value::Null)
+}
+
+/// `raw` as a [`Value`], built directly or by serde_json; `None` where
+/// serde_json refuses it. The envelope's `id` is read this way, and a
+/// refusal sends its body down the general path.
+pub(super) fn read(raw: &str) -> Option<Value> {
+    built(raw).or_else(|| serde_json::from_str(raw).ok())
 }
 
 /// `raw` built directly, if it is one value of the subset with nothing
@@ -178,22 +182,28 @@ impl Cursor<'_> {
     }
 
     /// `-?(0|[1-9][0-9]{0,17})` not followed by a fraction or an exponent,
-    /// and not `-0`.
+    /// and not `-0`. The value is gathered digit by digit: at most 19
+    /// digits are ever gathered, which cannot overflow a `u64`.
     fn integer(&mut self) -> Option<Value> {
         let negative = self.peek() == Some(b'-');
         let start = self.pos + usize::from(negative);
-        let digits = self.bytes.get(start..)?;
-        let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        let leading_zero = digits.first() == Some(&b'0');
-        if len == 0 || len > 18 || (leading_zero && (len > 1 || negative)) {
+        self.pos = start;
+        let mut magnitude: u64 = 0;
+        while let Some(digit @ b'0'..=b'9') = self.peek() {
+            magnitude = magnitude * 10 + u64::from(digit - b'0');
+            self.pos += 1;
+            if self.pos - start > 18 {
+                return None;
+            }
+        }
+        let len = self.pos - start;
+        let leading_zero = self.bytes.get(start) == Some(&b'0');
+        if len == 0 || (leading_zero && (len > 1 || negative)) {
             return None;
         }
-        self.pos = start + len;
         if let Some(b'.' | b'e' | b'E') = self.peek() {
             return None;
         }
-        // At most 18 digits: fits an i64 and a u64, so neither parse fails.
-        let magnitude: u64 = self.text[start..self.pos].parse().ok()?;
         Some(match negative {
             // `magnitude` < 10^18, so its negation fits.
             true => Value::from(-(magnitude as i64)),

@@ -8,6 +8,7 @@ use serde_json::Value;
 #[cfg(test)]
 use super::envelope::MAX_PARAMS_MEMBERS;
 use super::envelope::{self, Envelope, RawMembers, RawParams};
+use super::member_value;
 use super::{code, take, ErrorObject, Message, Params, Request};
 
 /// What a POST body holds.
@@ -106,7 +107,7 @@ fn classify_envelope<'a>(
     members: &'a RawMembers<'a>,
 ) -> Option<Message<'a>> {
     let id = match envelope.id {
-        Some(raw) => Some(id_value(raw)?),
+        Some(raw) => Some(member_value::read(raw)?),
         None => None,
     };
     let method = envelope.method.map(|raw| raw_string(raw).ok_or(NotAString));
@@ -122,27 +123,6 @@ fn classify_envelope<'a>(
         params,
         answers: envelope.answers,
     }))
-}
-
-/// An id's raw text as a [`Value`]: the usual integers and plain strings
-/// directly, anything else by serde_json.
-fn id_value(raw: &str) -> Option<Value> {
-    let digits = raw.strip_prefix('-').unwrap_or(raw);
-    // At most 18 digits always fit an i64; `0` and `-0` go to serde_json.
-    if (1..=18).contains(&digits.len())
-        && !digits.starts_with('0')
-        && digits.bytes().all(|b| b.is_ascii_digit())
-    {
-        // Both parses succeed, as checked above.
-        return Some(match raw.parse::<u64>() {
-            Ok(n) => Value::from(n),
-            Err(_) => Value::from(raw.parse::<i64>().ok()?),
-        });
-    }
-    if raw.len() >= 2 && raw.starts_with('"') && !raw.contains('\\') {
-        return Some(Value::String(raw[1..raw.len() - 1].to_owned()));
-    }
-    serde_json::from_str(raw).ok()
 }
 
 /// A member's raw text as a string, borrowed unless it has escapes; `None`
