@@ -3,6 +3,7 @@
 //! (`notification_stream.rs`); and the [`Chunk`]s it yields.
 
 use std::convert::Infallible;
+use std::io::Cursor;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -29,7 +30,7 @@ pub(crate) enum ResponseBody {
 impl ResponseBody {
     /// A complete body, handed to hyper as the vector it was written into.
     pub(crate) fn full(bytes: Vec<u8>) -> Self {
-        Self::Full((!bytes.is_empty()).then_some(Chunk::Owned { bytes, written: 0 }))
+        Self::Full((!bytes.is_empty()).then_some(Chunk::Owned(Cursor::new(bytes))))
     }
 
     /// This body is the response to `connection`'s request in service: a
@@ -56,7 +57,7 @@ impl ResponseBody {
 /// allocations per call against the floors'.
 pub(crate) enum Chunk {
     /// A complete body, and how much of it hyper has taken.
-    Owned { bytes: Vec<u8>, written: usize },
+    Owned(Cursor<Vec<u8>>),
     /// One frame of a stream.
     Shared(Bytes),
 }
@@ -64,24 +65,21 @@ pub(crate) enum Chunk {
 impl Buf for Chunk {
     fn remaining(&self) -> usize {
         match self {
-            Self::Owned { bytes, written } => bytes.len() - written,
+            Self::Owned(bytes) => bytes.remaining(),
             Self::Shared(bytes) => bytes.remaining(),
         }
     }
 
     fn chunk(&self) -> &[u8] {
         match self {
-            Self::Owned { bytes, written } => &bytes[*written..],
+            Self::Owned(bytes) => bytes.chunk(),
             Self::Shared(bytes) => bytes.chunk(),
         }
     }
 
     fn advance(&mut self, n: usize) {
         match self {
-            Self::Owned { bytes, written } => {
-                assert!(n <= bytes.len() - *written, "advanced past the chunk's end");
-                *written += n;
-            }
+            Self::Owned(bytes) => bytes.advance(n),
             Self::Shared(bytes) => bytes.advance(n),
         }
     }
