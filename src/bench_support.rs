@@ -30,9 +30,10 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let context = RequestContext {
         headers: EnvelopeHeaders::default(),
         may_stream: false,
+        session: crate::mcp_session::SessionHandle::Absent,
     };
     match mcp::dispatch(&lease, &context, body).await {
-        Reply::Complete { body, .. } => body,
+        Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,
         Reply::Stream(_) | Reply::Listen(_) => Vec::new(),
     }
 }

@@ -34,8 +34,11 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 /// With the defaults that is about 76 MiB per connection plus 32 × S, and
 /// `max_connections` connections at most; lower `max_body_bytes` and
 /// `max_parsed_bytes` together to shrink it. A notification stream holds
-/// only its pre-rendered messages (under 1 KiB) besides its connection. A response that its client
-/// does not read is released after `write_stall_timeout`.
+/// only its pre-rendered messages (under 1 KiB) besides its connection. A
+/// response that its client does not read is released after
+/// `write_stall_timeout`. Besides its connections, each open session holds
+/// at most `max_mcp_sessions_per_session` × 200 bytes of MCP sessions
+/// (3.2 KiB with the default), whatever its clients send.
 /// `tests/memory.rs` checks the bound with eight connections that each
 /// send the costliest request they can and never read.
 ///
@@ -136,6 +139,13 @@ pub struct ToolHostConfig {
     /// host's slots as authenticated ones, so this is also what keeps one
     /// session from taking every slot with streams. At least 1. Default 4.
     pub max_streams_per_session: usize,
+    /// Most MCP sessions (`Mcp-Session-Id`, minted by each legacy-era
+    /// `initialize`) one session's bearer may hold at once. Minting one
+    /// more ends the oldest: its id is answered 404 (`-32001`, on which
+    /// clients initialize again) and its streams end. Each is under 200
+    /// bytes, so this bounds what a client that re-initializes in a loop
+    /// can make the host keep. At least 1. Default 16.
+    pub max_mcp_sessions_per_session: usize,
     /// Most messages in one JSON-RPC batch (MCP 2025-03-26 only). A longer
     /// batch is refused as a whole — one `-32600` error, HTTP 400 — and none
     /// of it runs. At least 1. Default 32.
@@ -172,6 +182,7 @@ impl Default for ToolHostConfig {
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),
             max_streams_per_session: 4,
+            max_mcp_sessions_per_session: 16,
             max_batch_len: 32,
             max_parsed_bytes: 64 * 1024 * 1024,
             write_stall_timeout: Duration::from_secs(10),
@@ -215,6 +226,10 @@ impl ToolHostConfig {
             (
                 self.max_streams_per_session == 0,
                 "max_streams_per_session must be positive",
+            ),
+            (
+                self.max_mcp_sessions_per_session == 0,
+                "max_mcp_sessions_per_session must be positive",
             ),
             (
                 self.max_parsed_bytes == 0,

@@ -76,7 +76,12 @@
 //!   reporter, its [`Logger`] and [`CancelSignal`]; the channel that carries
 //!   a streamed call's progress and log messages to its stream.
 //! - `list_changed`: [`ListChangedNotifier`], and each session's record of
-//!   its list changes that streams wait on.
+//!   its list changes that streams wait on, of the audiences (one client's
+//!   streams) each change has reached, and of the wait that holds a call's
+//!   result until its change is on every stream.
+//! - `mcp_session` (private): the MCP sessions (`Mcp-Session-Id`) each
+//!   legacy `initialize` mints inside a bearer's session: their ids, the
+//!   version each negotiated, and the per-bearer cap.
 //! - `config`: [`ToolHostConfig`], every limit and its validation.
 //! - `server_info` (private): what the server says about itself, rendered
 //!   once per host.
@@ -157,6 +162,7 @@ mod list_changed;
 mod log_level;
 mod logging;
 mod mcp;
+mod mcp_session;
 mod notification_stream;
 mod outcome;
 mod param_headers;

@@ -2,11 +2,15 @@
 //! what it carries).
 //!
 //! Event order on the wire: the opening message if any (2026-07-28's
-//! acknowledgement, always first), then one change notification per burst
-//! of signals (see `list_changed.rs`), with `:` keep-alive comments after
-//! each `keep_alive` of silence. The stream ends:
+//! acknowledgement, always first), then a change notification as soon as a
+//! change is seen — or, within [`COALESCE`] of the previous one, at the end
+//! of that window, for every change it gathered (see `list_changed.rs`) —
+//! with `:` keep-alive comments after each `keep_alive` of silence. A
+//! change goes out on this stream only if no other stream of its audience
+//! (the same client) announced it first. The stream ends:
 //!
-//! - at once, with nothing more, when the session is revoked;
+//! - at once, with nothing more, when the session is revoked or its MCP
+//!   session ends (`DELETE`, or displaced past the per-session limit);
 //! - after its closing message (2026-07-28: the listen request's result),
 //!   when the host shuts down gracefully, or right after its opening when
 //!   it has nothing to listen for;
@@ -22,10 +26,10 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use tokio::sync::futures::OwnedNotified;
 use tokio::sync::Notify;
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use crate::list_changed::{Latch, COALESCE};
-use crate::mcp::{Delivery, Subscription};
+use crate::mcp::Subscription;
 use crate::sse::{event, KeepAlive};
 
 /// One open notification stream.
@@ -36,8 +40,13 @@ pub(crate) struct NotificationStream {
     host_closing: Arc<Latch>,
     /// The last generation of changes this stream has caught up with.
     seen: u64,
-    /// Armed when a change is first seen; the announcement waits for it.
+    /// The end of the coalescing window the last announcement opened:
+    /// changes seen before it wait for it.
+    quiet_until: Option<Instant>,
+    /// Armed when a change is seen inside the window.
     coalesce: Option<Pin<Box<Sleep>>>,
+    /// An announcement returned to hyper and not yet known to be written.
+    handover: Option<Handover>,
     changed: Waiter,
     closing: Waiter,
     keep_alive: KeepAlive,
@@ -52,13 +61,11 @@ impl NotificationStream {
     ) -> Self {
         let listening = subscription.listening.as_ref();
         let changes = listening.map(|l| l.slot.changes());
-        // A subscription hears of changes from its start; a legacy stream
-        // takes over from the client's last announcement, so a change whose
-        // stream closed before announcing it is not lost.
-        let seen = listening.map_or(0, |l| match l.delivery {
-            Delivery::EverySubscription => l.slot.changes().generation(),
-            Delivery::OneStreamPerClient => l.slot.changes().legacy_announced(),
-        });
+        // A stream takes over from its audience's last announcement: a
+        // subscription's starts at its opening, and a legacy stream's at
+        // what its client was last told, so a change whose stream closed
+        // before announcing it is not lost.
+        let seen = listening.map_or(0, |l| l.slot.audience().announced());
         // A stream with nothing to listen for waits on the host's latch in
         // both places; it ends on its first poll anyway.
         let changed = Waiter::new(changes.map_or(host_closing.wake(), |c| c.wake()));
@@ -68,7 +75,9 @@ impl NotificationStream {
             subscription,
             host_closing,
             seen,
+            quiet_until: None,
             coalesce: None,
+            handover: None,
             changed,
             closing,
             keep_alive: KeepAlive::new(keep_alive),
@@ -83,6 +92,23 @@ impl NotificationStream {
         if self.ended {
             return Poll::Ready(None);
         }
+        if let Some(pending) = self.handover.as_mut() {
+            if !pending.flushed {
+                // hyper polls a body again before it flushes what the body
+                // gave it, and flushes before it next yields: so yield once
+                // (waking ourselves) and the next poll comes after the
+                // announcement reached the socket.
+                pending.flushed = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let generation = pending.generation;
+            self.handover = None;
+            if let Some(listening) = &self.subscription.listening {
+                let slot = &listening.slot;
+                slot.changes().delivered_to(slot.audience(), generation);
+            }
+        }
         // Wake-ups first, then the state they guard: a signal or a close
         // after this point wakes the task.
         self.changed.register(cx);
@@ -90,28 +116,21 @@ impl NotificationStream {
         let Some(listening) = &self.subscription.listening else {
             return Poll::Ready(self.end());
         };
-        let changes = listening.slot.changes();
-        if changes.is_revoked() {
+        let (changes, audience) = (listening.slot.changes(), listening.slot.audience());
+        if changes.is_revoked() || audience.is_ended() {
             self.ended = true;
             return Poll::Ready(None);
         }
         if self.host_closing.is_raised() {
             return Poll::Ready(self.end());
         }
-        if changes.generation() != self.seen {
-            let coalesce = self
-                .coalesce
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep(COALESCE)));
-            if coalesce.as_mut().poll(cx).is_ready() {
-                self.coalesce = None;
-                self.seen = changes.generation();
-                let mine = listening.delivery == Delivery::EverySubscription
-                    || changes.claim_legacy(self.seen);
-                if mine {
-                    let frame = event(&listening.change);
-                    self.keep_alive.sent();
-                    return Poll::Ready(Some(frame));
-                }
+        let generation = changes.generation();
+        if generation != self.seen && self.window_closed(cx) {
+            self.seen = generation;
+            self.quiet_until = Some(Instant::now() + COALESCE);
+            if let Some(frame) = self.announce(generation) {
+                self.keep_alive.sent();
+                return Poll::Ready(Some(frame));
             }
         }
         if let Some(comment) = self.keep_alive.poll(cx) {
@@ -120,11 +139,54 @@ impl NotificationStream {
         Poll::Pending
     }
 
+    /// The change notification for `generation`, unless another stream of
+    /// the same client announced it first. The calls waiting for it are
+    /// told once it is written (see `handover`).
+    fn announce(&mut self, generation: u64) -> Option<Bytes> {
+        let listening = self.subscription.listening.as_ref()?;
+        if !listening.slot.audience().claim(generation) {
+            return None;
+        }
+        self.handover = Some(Handover {
+            generation,
+            flushed: false,
+        });
+        Some(event(&listening.change))
+    }
+
+    /// Whether a change may be announced now: no announcement is recent, or
+    /// the window the last one opened has closed (else the task is woken
+    /// when it does).
+    fn window_closed(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(until) = self.quiet_until else {
+            return true;
+        };
+        if Instant::now() >= until {
+            self.coalesce = None;
+            return true;
+        }
+        let sleep = self
+            .coalesce
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
+        if sleep.as_mut().poll(cx).is_ready() {
+            self.coalesce = None;
+            return true;
+        }
+        false
+    }
+
     /// Ends the stream gracefully: its closing message, if it has one.
     fn end(&mut self) -> Option<Bytes> {
         self.ended = true;
         self.subscription.closing.take().map(|m| event(&m))
     }
+}
+
+/// An announcement on its way to the socket.
+struct Handover {
+    generation: u64,
+    /// Whether the stream has yielded once since, so hyper has flushed it.
+    flushed: bool,
 }
 
 /// A registration on a `Notify`, renewed each time it fires.
@@ -184,7 +246,9 @@ mod tests {
     }
 
     fn legacy(shared: &Shared, lease: &Lease) -> NotificationStream {
-        let subscription = legacy_stream(lease).unwrap_or_else(|_| panic!("a stream opens"));
+        let audience = Arc::clone(lease.session.list_changes.stateless());
+        let subscription =
+            legacy_stream(lease, audience).unwrap_or_else(|_| panic!("a stream opens"));
         NotificationStream::new(subscription, Arc::clone(&shared.streams_end), KEEP_ALIVE)
     }
 
@@ -196,21 +260,75 @@ mod tests {
         event(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
     }
 
-    /// A burst is announced once, exactly `COALESCE` after it began; then
-    /// the stream is silent until its keep-alive.
+    /// The first change is announced at once; the rest of a burst within
+    /// `COALESCE` of it is one more announcement, at the end of that
+    /// window; then the stream is silent until its keep-alive. A change
+    /// after a quiet period is announced at once again.
     #[tokio::test(start_paused = true)]
-    async fn a_burst_is_one_announcement_after_the_coalescing_wait() {
+    async fn the_first_change_goes_out_at_once_and_a_burst_is_folded() {
         let (shared, lease) = session();
         let mut stream = legacy(&shared, &lease);
         let started = Instant::now();
+        let changes = &lease.session.list_changes;
+        changes.signal();
+        assert_eq!(next(&mut stream).await, Some(change()));
+        assert_eq!(
+            started.elapsed(),
+            Duration::ZERO,
+            "no wait before the first"
+        );
         for _ in 0..100 {
-            lease.session.list_changes.signal();
+            changes.signal();
         }
         assert_eq!(next(&mut stream).await, Some(change()));
-        assert_eq!(started.elapsed(), COALESCE);
+        assert_eq!(
+            started.elapsed(),
+            COALESCE,
+            "the burst, once, after the window"
+        );
         let comment = next(&mut stream).await.unwrap();
         assert!(comment.starts_with(b":"), "then only a keep-alive");
         assert_eq!(started.elapsed(), COALESCE + KEEP_ALIVE);
+        changes.signal();
+        assert_eq!(next(&mut stream).await, Some(change()));
+        assert_eq!(
+            started.elapsed(),
+            COALESCE + KEEP_ALIVE,
+            "quiet again: at once"
+        );
+    }
+
+    /// A call waiting for its change to be delivered is released only once
+    /// the stream has been polled again after yielding the notice (hyper
+    /// has flushed it by then), and never waits past its bound on a stream
+    /// that is not polled again (a connection whose client stopped
+    /// reading).
+    #[tokio::test(start_paused = true)]
+    async fn delivery_counts_from_the_poll_after_the_notice() {
+        let (shared, lease) = session();
+        let changes = Arc::clone(&lease.session.list_changes);
+        let mut stream = legacy(&shared, &lease);
+        changes.signal();
+        assert_eq!(next(&mut stream).await, Some(change()));
+        let started = Instant::now();
+        let wait = Duration::from_millis(100);
+        changes.delivered(1, wait).await;
+        assert_eq!(started.elapsed(), wait, "yielded is not yet written");
+        let waiter = {
+            let changes = Arc::clone(&changes);
+            tokio::spawn(async move { changes.delivered(1, Duration::from_secs(60)).await })
+        };
+        // The next polls: the first yields once for hyper's flush, the
+        // second counts the notice delivered (then waits for more).
+        let poll = std::future::poll_fn(|cx| Poll::Ready(stream.poll_next(cx)));
+        assert!(poll.await.is_pending());
+        assert!(!waiter.is_finished());
+        let poll = std::future::poll_fn(|cx| Poll::Ready(stream.poll_next(cx)));
+        assert!(poll.await.is_pending());
+        tokio::time::timeout(Duration::from_millis(1), waiter)
+            .await
+            .expect("released")
+            .unwrap();
     }
 
     /// A change whose only legacy stream closed before announcing it is

@@ -22,6 +22,10 @@ pub(crate) enum Rejection {
     },
     /// A GET stream beyond the session's limit.
     TooManyStreams(usize),
+    /// A GET or DELETE whose `Mcp-Session-Id` names no open MCP session of
+    /// the bearer's (`-32001`).
+    UnknownSession,
+
     UnsupportedMediaType,
     NotAcceptable,
     PayloadTooLarge,
@@ -44,12 +48,17 @@ impl Rejection {
             ),
             Self::MethodNotAllowed { get: false } => (
                 StatusCode::METHOD_NOT_ALLOWED,
-                "Method not allowed: this endpoint only takes POST",
+                "Method not allowed: this endpoint takes POST, and DELETE with an Mcp-Session-Id to end that MCP session",
             ),
             Self::MethodNotAllowed { get: true } => (
                 StatusCode::METHOD_NOT_ALLOWED,
-                "Method not allowed: this endpoint takes POST, and GET with Accept: text/event-stream",
+                "Method not allowed: this endpoint takes POST, GET with Accept: text/event-stream, and DELETE with an Mcp-Session-Id to end that MCP session",
             ),
+            Self::UnknownSession => (
+                StatusCode::NOT_FOUND,
+                "Session not found: initialize again for a new Mcp-Session-Id",
+            ),
+
             Self::TooManyStreams(_) => (
                 StatusCode::CONFLICT,
                 "Conflict: this session has as many open streams as the host allows",
@@ -96,6 +105,7 @@ impl Rejection {
         let error = match self {
             // The same error a listen past the limit gets, with its data.
             Self::TooManyStreams(limit) => mcp::too_many_streams(limit),
+            Self::UnknownSession => ErrorObject::new(code::SESSION_NOT_FOUND, message),
             _ => ErrorObject::new(code::INVALID_REQUEST, message),
         };
         jsonrpc::write_error(&mut body, None, &error);
@@ -112,7 +122,11 @@ impl Rejection {
                 );
             }
             Self::MethodNotAllowed { get } => {
-                let allow = if get { "GET, POST" } else { "POST" };
+                let allow = if get {
+                    "GET, POST, DELETE"
+                } else {
+                    "POST, DELETE"
+                };
                 headers.insert(header::ALLOW, HeaderValue::from_static(allow));
             }
             _ => {}
@@ -136,6 +150,7 @@ mod tests {
             (Rejection::MethodNotAllowed { get: false }, 405),
             (Rejection::MethodNotAllowed { get: true }, 405),
             (Rejection::TooManyStreams(4), 409),
+            (Rejection::UnknownSession, 404),
             (Rejection::UnsupportedMediaType, 415),
             (Rejection::NotAcceptable, 406),
             (Rejection::PayloadTooLarge, 413),
@@ -154,9 +169,9 @@ mod tests {
             "Bearer error=\"invalid_token\""
         );
         let r = Rejection::MethodNotAllowed { get: false }.into_response();
-        assert_eq!(r.headers()[header::ALLOW], "POST");
+        assert_eq!(r.headers()[header::ALLOW], "POST, DELETE");
         let r = Rejection::MethodNotAllowed { get: true }.into_response();
-        assert_eq!(r.headers()[header::ALLOW], "GET, POST");
+        assert_eq!(r.headers()[header::ALLOW], "GET, POST, DELETE");
         for (rejection, _) in rows {
             let closes = rejection
                 .into_response()

@@ -23,6 +23,8 @@ pub(crate) struct RequestHeaders<'a> {
     pub(crate) protocol_version: Header<'a>,
     pub(crate) method: Header<'a>,
     pub(crate) name: Header<'a>,
+    /// `Mcp-Session-Id` (legacy era).
+    pub(crate) session_id: Header<'a>,
     /// Whether any `Mcp-Param-{Name}` header came: they are gathered by
     /// [`params`] once the bearer is accepted, so a client without one
     /// makes the host build nothing per header.
@@ -56,6 +58,7 @@ impl<'a> RequestHeaders<'a> {
                     "mcp-protocol-version" => &mut found.protocol_version,
                     "mcp-method" => &mut found.method,
                     "mcp-name" => &mut found.name,
+                    "mcp-session-id" => &mut found.session_id,
                     other => {
                         found.has_params |= other.starts_with(MCP_PARAM_PREFIX);
                         continue;

@@ -19,6 +19,7 @@ use crate::entry::EntryGate;
 use crate::in_flight::InFlightCalls;
 use crate::list_changed::{Latch, ListChanges};
 use crate::log_level::SessionLogLevel;
+use crate::mcp_session::McpSessions;
 use crate::revocation::{RevocationSlab, SlotRef};
 use crate::server_info::ServerInfo;
 use crate::surface::DynSurface;
@@ -45,6 +46,7 @@ pub(crate) struct Shared {
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) sse_keep_alive: Duration,
     pub(crate) max_streams_per_session: usize,
+    pub(crate) max_mcp_sessions_per_session: usize,
     /// Raised at shutdown: every notification stream ends.
     pub(crate) streams_end: Arc<Latch>,
     /// Tool calls running right now, across sessions (see `in_flight.rs`).
@@ -82,6 +84,7 @@ impl Shared {
             call_timeout: config.call_timeout,
             sse_keep_alive: config.sse_keep_alive,
             max_streams_per_session: config.max_streams_per_session,
+            max_mcp_sessions_per_session: config.max_mcp_sessions_per_session,
             streams_end: Arc::default(),
             calls_running: AtomicUsize::new(0),
             next_session_id: AtomicU64::new(1),
@@ -108,6 +111,7 @@ impl Shared {
             id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
             in_flight: InFlightCalls::default(),
             entry: EntryGate::default(),
+            mcp_sessions: McpSessions::default(),
         });
         let bearer = self
             .slab
@@ -176,6 +180,9 @@ pub(crate) struct SessionState {
     pub(crate) may_log: bool,
     /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier).
     pub(crate) log_level: SessionLogLevel,
+    /// The MCP sessions (`Mcp-Session-Id`) its clients' `initialize`s
+    /// minted.
+    pub(crate) mcp_sessions: McpSessions,
 }
 
 /// A session's non-secret identifier, unique within its host; for logs.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::era::Era;
 use crate::param_headers::{self, HeaderBinding};
 use crate::Error;
 
@@ -78,6 +79,9 @@ struct ToolInner {
     header_bindings: Box<[HeaderBinding]>,
     /// The tool's `tools/list` entry, kept in step with the fields above.
     rendered: Box<str>,
+    /// The entry without `outputSchema`, for revisions that have no
+    /// `structuredContent` (2025-03-26); `None` when the tool declares none.
+    rendered_without_output: Option<Box<str>>,
 }
 
 /// Hints about a tool's behaviour, served as the tool's `annotations`.
@@ -132,6 +136,7 @@ impl Tool {
             annotations: None,
             header_bindings,
             rendered: Box::from(""),
+            rendered_without_output: None,
         };
         inner.render();
         Ok(Self {
@@ -195,8 +200,20 @@ impl Tool {
     }
 
     /// The tool's entry in a `tools/list` result, as JSON text.
+    #[cfg(test)]
     pub(crate) fn rendered(&self) -> &str {
         &self.inner.rendered
+    }
+
+    /// The `tools/list` entry in revision `era`: without `outputSchema`
+    /// where the revision cannot carry the `structuredContent` it promises
+    /// (2025-03-26), so a client never sees a schema that the same
+    /// session's results do not honour.
+    pub(crate) fn rendered_for(&self, era: Era) -> &str {
+        match &self.inner.rendered_without_output {
+            Some(plain) if !era.has_structured_content() => plain,
+            _ => &self.inner.rendered,
+        }
     }
 
     /// The arguments mirrored into `Mcp-Param-*` headers.
@@ -216,6 +233,14 @@ impl Tool {
 
 impl ToolInner {
     fn render(&mut self) {
+        self.rendered = self.render_entry(true);
+        self.rendered_without_output = self
+            .output_schema
+            .is_some()
+            .then(|| self.render_entry(false));
+    }
+
+    fn render_entry(&self, with_output_schema: bool) -> Box<str> {
         let mut out = String::with_capacity(128);
         out.push_str("{\"name\":");
         push_json(&mut out, &Value::from(self.name.as_str()));
@@ -227,7 +252,7 @@ impl ToolInner {
         push_json(&mut out, &Value::from(self.description.as_str()));
         out.push_str(",\"inputSchema\":");
         push_json(&mut out, &self.input_schema);
-        if let Some(schema) = &self.output_schema {
+        if let Some(schema) = self.output_schema.as_ref().filter(|_| with_output_schema) {
             out.push_str(",\"outputSchema\":");
             push_json(&mut out, schema);
         }
@@ -247,7 +272,7 @@ impl ToolInner {
             push_json(&mut out, &Value::Object(map));
         }
         out.push('}');
-        self.rendered = out.into_boxed_str();
+        out.into_boxed_str()
     }
 }
 
@@ -361,7 +386,26 @@ mod tests {
                 open_world_hint: Some(false),
                 ..ToolAnnotations::default()
             });
+        let old = Era::Legacy("2025-03-26");
+        let without: Value = serde_json::from_str(full.rendered_for(old)).unwrap();
+        for era in [
+            Era::Legacy("2025-06-18"),
+            Era::Legacy("2025-11-25"),
+            Era::Modern("2026-07-28"),
+        ] {
+            assert_eq!(full.rendered_for(era), full.rendered());
+        }
+        assert_eq!(tool.rendered_for(old), tool.rendered());
         let full: Value = serde_json::from_str(full.rendered()).unwrap();
+        let mut expected_without = full.clone();
+        expected_without
+            .as_object_mut()
+            .unwrap()
+            .remove("outputSchema");
+        assert_eq!(
+            without, expected_without,
+            "2025-03-26 has no structured output"
+        );
         assert_eq!(
             full,
             json!({

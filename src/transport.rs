@@ -8,11 +8,11 @@
 //! | 1 | exactly one `Host`, naming the loopback listener, and the request target's authority, if it has one (absolute form), likewise; at most one `Origin`, allowed if present | 400 (two of one header), 403 |
 //! | 2 | the path is `/mcp` | 404 |
 //! | 3 | exactly one `Authorization: Bearer …`, live (before the body is read) | 401 |
-//! | 4 | the method is `POST`, or `GET` with `Accept: text/event-stream` on a session whose surface can change (the legacy stream of list changes, see `mcp/subscriptions.rs`) | 405 with `Allow: GET, POST` (or `Allow: POST` when the session offers no stream); 409 past `max_streams_per_session` |
+//! | 4 | at most one `Mcp-Session-Id`; the method is `POST`, `GET` with `Accept: text/event-stream` on a session whose surface can change (the legacy stream of list changes, see `mcp/subscriptions.rs`), or `DELETE` with an `Mcp-Session-Id` outside the 2026-07-28 era (ends that MCP session: 200, empty) | 400 (two ids); 405 with `Allow: GET, POST, DELETE` (or `Allow: POST, DELETE` when the session offers no stream); 404 `-32001` for a GET or DELETE whose id names no open MCP session of this bearer's; 409 past `max_streams_per_session` |
 //! | 5 | exactly one `Content-Type`, `application/json` | 400 (two), 415 |
 //! | 6 | `Accept`, if present, admits `application/json` | 406 |
 //! | 7 | the body fits `max_body_bytes` and arrives within `body_read_timeout` | 413, 408 |
-//! | 8 | JSON-RPC dispatch (`mcp/`) | 400 for malformed bodies and era/envelope errors (an MCP header sent twice among them), 404 for unknown modern methods, 409 for a `subscriptions/listen` past `max_streams_per_session`, 401 if revoked meanwhile, else 200 (JSON or an SSE stream) / 202 |
+//! | 8 | JSON-RPC dispatch (`mcp/`) | 400 for malformed bodies and era/envelope errors (an MCP header sent twice among them), 404 for unknown modern methods and (`-32001`) for a legacy message whose `Mcp-Session-Id` names no open MCP session, 409 for a `subscriptions/listen` past `max_streams_per_session`, 401 if revoked meanwhile, else 200 (JSON, with `Mcp-Session-Id` for `initialize`, or an SSE stream) / 202 |
 //!
 //! A header that must appear once and appears twice is never resolved by
 //! picking one of its values: two components reading the same request
@@ -48,10 +48,11 @@ use hyper_util::rt::TokioIo;
 use crate::admission::Connection;
 use crate::bearer::Bearer;
 use crate::config::ToolHostConfig;
-use crate::era::{EnvelopeHeaders, Header};
+use crate::era::{self, EnvelopeHeaders, Header};
 use crate::future::waiting_at_most;
 use crate::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
+use crate::mcp_session::{McpSession, SessionHandle};
 use crate::notification_stream::NotificationStream;
 use crate::rejection::Rejection;
 use crate::request_body::{self, BodyError};
@@ -65,6 +66,7 @@ use crate::write_stall::WriteStallGuard;
 pub(crate) const ENDPOINT: &str = "/mcp";
 
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// The HTTP/1.1 settings every connection is served with. hyper gets no
 /// timer, so it keeps none: the header read timeout is the connection
@@ -133,8 +135,17 @@ async fn serve_checked(
     }
     let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
     connection.authenticate();
+    let mcp_session = find_mcp_session(&lease, headers.session_id)?;
+    let session = match &mcp_session {
+        None => SessionHandle::Absent,
+        Some(Some(known)) => SessionHandle::Known(known),
+        Some(None) => SessionHandle::Unknown,
+    };
     if parts.method == Method::GET {
-        return open_legacy_stream(shared, &lease, headers.accepts);
+        return open_legacy_stream(shared, &lease, headers.accepts, session);
+    }
+    if parts.method == Method::DELETE {
+        return end_mcp_session(&lease, session, headers.protocol_version);
     }
     if parts.method != Method::POST {
         return Err(Rejection::MethodNotAllowed {
@@ -156,9 +167,40 @@ async fn serve_checked(
             params: &params,
         },
         may_stream: headers.accepts.event_stream,
+        session,
     };
-    match mcp::dispatch(&lease, &context, &body).await {
+    let reply = mcp::dispatch(&lease, &context, &body).await;
+    answer(shared, reply)
+}
+
+/// Step 4's lookup of `Mcp-Session-Id` among this bearer's MCP sessions
+/// only (an id minted under another bearer is unknown here): `None`
+/// without the header, `Some(None)` for an id that names no open one.
+fn find_mcp_session(
+    lease: &Lease,
+    header: Header<'_>,
+) -> Result<Option<Option<Arc<McpSession>>>, Rejection> {
+    match header {
+        Header::Absent => Ok(None),
+        Header::One(id) => Ok(Some(lease.session.mcp_sessions.find(id))),
+        Header::Repeated => Err(Rejection::Ambiguous(
+            "Bad request: more than one Mcp-Session-Id header",
+        )),
+    }
+}
+
+/// Step 8's answer: the dispatcher's reply as an HTTP response.
+fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejection> {
+    match reply {
         Reply::Complete { class, body } => reply_response(class, body),
+        Reply::Initialized { body, session } => {
+            let mut response = json(StatusCode::OK, body);
+            // Hex digits: always a valid header value.
+            if let Ok(id) = HeaderValue::from_bytes(session.id()) {
+                response.headers_mut().insert(MCP_SESSION_ID, id);
+            }
+            Ok(response)
+        }
         Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(
             Box::new(SseCall::new(*call, shared.sse_keep_alive)),
             None,
@@ -168,24 +210,58 @@ async fn serve_checked(
 }
 
 /// Step 4 for `GET` (legacy era): with `text/event-stream` accepted, a
-/// stream of the session's list changes; else, or when the session has
+/// stream of the session's list changes, for the MCP session its id names
+/// (or for the clients that sent none); else, or when the session has
 /// nothing to stream, 405 as for any other method.
 fn open_legacy_stream(
     shared: &Shared,
     lease: &Lease,
     accepts: Accepts,
+    session: SessionHandle<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
     let get = lease.session.list_can_change;
     if !accepts.event_stream {
         return Err(Rejection::MethodNotAllowed { get });
     }
-    match mcp::legacy_stream(lease) {
+    let audience = match session {
+        SessionHandle::Absent => lease.session.list_changes.stateless(),
+        SessionHandle::Known(known) => known.audience(),
+        SessionHandle::Unknown => return Err(Rejection::UnknownSession),
+    };
+    match mcp::legacy_stream(lease, Arc::clone(audience)) {
         Ok(subscription) => Ok(notification_stream(shared, subscription)),
         Err(StreamRefused::NotOffered) => Err(Rejection::MethodNotAllowed { get }),
         Err(StreamRefused::TooMany) => {
             Err(Rejection::TooManyStreams(shared.max_streams_per_session))
         }
         Err(StreamRefused::Revoked) => Err(Rejection::Unauthorized),
+    }
+}
+
+/// Step 4 for `DELETE`: ends the MCP session its id names, and that
+/// session's streams. Without an id, or in the 2026-07-28 era (which has no
+/// sessions), it is 405 as for any other method.
+fn end_mcp_session(
+    lease: &Lease,
+    session: SessionHandle<'_>,
+    protocol_version: Header<'_>,
+) -> Result<Response<ResponseBody>, Rejection> {
+    if protocol_version.value().is_some_and(era::is_modern_version) {
+        return Err(Rejection::MethodNotAllowed {
+            get: lease.session.list_can_change,
+        });
+    }
+    match session {
+        SessionHandle::Known(known) => {
+            let session = &lease.session;
+            // Ended by a concurrent DELETE meanwhile: ended all the same.
+            session.mcp_sessions.end(known, &session.list_changes);
+            Ok(empty(StatusCode::OK))
+        }
+        SessionHandle::Unknown => Err(Rejection::UnknownSession),
+        SessionHandle::Absent => Err(Rejection::MethodNotAllowed {
+            get: lease.session.list_can_change,
+        }),
     }
 }
 
@@ -292,6 +368,7 @@ fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseB
         ReplyClass::NotFound => StatusCode::NOT_FOUND,
         ReplyClass::Revoked => return Err(Rejection::Unauthorized),
         ReplyClass::TooManyStreams => StatusCode::CONFLICT,
+        ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
     };
     Ok(json(status, body))
 }

@@ -25,7 +25,12 @@ async fn initialize_negotiates() {
             "protocolVersion": asked, "capabilities": {}, "clientInfo": {"name":"t","version":"1"}}});
         let r = fx.rpc(body).await;
         assert_eq!(r.status, 200);
-        assert!(r.header("mcp-session-id").is_none());
+        // Every initialize mints an MCP session (tests/mcp_sessions.rs).
+        let id = r.header("mcp-session-id").expect("an Mcp-Session-Id");
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
         assert_eq!(
             r.json(),
             json!({"jsonrpc":"2.0","id":"init","result":{
@@ -313,7 +318,7 @@ async fn http_rejections() {
             ))
             .await;
         assert_eq!(r.status, 405, "{method}");
-        assert_eq!(r.header("allow"), Some("GET, POST"), "{method}");
+        assert_eq!(r.header("allow"), Some("GET, POST, DELETE"), "{method}");
     }
     let post_typed = |content_type: Option<&str>, accept: Option<&str>| {
         let mut headers = vec![("Host", host), ("Authorization", auth)];
@@ -372,8 +377,9 @@ async fn http_rejections() {
 /// the versions the host speaks — the legacy path must keep working
 /// whichever the client picks), then initialize at 2025-11-25,
 /// notifications/initialized, a GET expecting 405, tools/list, a call, and a
-/// DELETE on exit. Python SDK 2.x also opens with server/discover. All on
-/// one keep-alive connection.
+/// DELETE on exit — each with the Mcp-Session-Id initialize minted. Python
+/// SDK 2.x also opens with server/discover. All on one keep-alive
+/// connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_cli_sequence() {
     let fx = Fixture::with(dravr()).await;
@@ -389,7 +395,11 @@ async fn copilot_cli_sequence() {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"copilot","version":"1.0.102"}}});
     let r = conn.send(&fx.post(&init.to_string())).await;
     assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
-    let v = [("MCP-Protocol-Version", "2025-11-25")];
+    let id = r.header("mcp-session-id").expect("a session id").to_owned();
+    let v = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", &id),
+    ];
     let r = conn
         .send(&fx.post_with(
             &v,
@@ -401,13 +411,14 @@ async fn copilot_cli_sequence() {
         let mut headers = vec![("Host", host.as_str()), ("Authorization", auth.as_str())];
         headers.extend(accept.map(|v| ("Accept", v)));
         headers.push(("MCP-Protocol-Version", "2025-11-25"));
+        headers.push(("Mcp-Session-Id", &id));
         request(&format!("{method} /mcp HTTP/1.1"), &headers, None)
     };
     // Copilot opens the GET stream on a connection of its own; it stays
     // open (an event stream) while the POSTs go on.
     let get = bodiless("GET", Some("text/event-stream"));
     let mut stream = fx.conn().await;
-    let events = stream.send_streaming(&get).await;
+    let mut events = stream.send_streaming(&get).await;
     assert_eq!(events.status, 200);
     assert_eq!(events.header("content-type"), Some("text/event-stream"));
     let r = conn
@@ -425,6 +436,11 @@ async fn copilot_cli_sequence() {
         .await;
     assert_eq!(r.first_text(), "from copilot");
     let delete = bodiless("DELETE", None);
-    assert_eq!(conn.send(&delete).await.status, 405);
+    assert_eq!(conn.send(&delete).await.status, 200);
+    assert_eq!(
+        events.rest().await,
+        Vec::<String>::new(),
+        "DELETE ends its stream"
+    );
     assert_eq!((fx.surface.calls(), fx.session().calls_served()), (1, 1));
 }

@@ -385,7 +385,7 @@ async fn get_keeps_every_http_check() {
     .unwrap();
     let fixed = fx.host.open_session(Arc::new(fixed)).unwrap();
     let r = send_once(addr, &get_stream(addr, &bearer_of(&fixed))).await;
-    assert_eq!((r.status, r.header("allow")), (405, Some("POST")));
+    assert_eq!((r.status, r.header("allow")), (405, Some("POST, DELETE")));
 }
 
 /// A stream's connection is authenticated: a flood of connections without

@@ -31,6 +31,11 @@ pub(crate) mod code {
     pub(crate) const INVALID_PARAMS: i32 = -32602;
     /// The host could not run the tool.
     pub(crate) const INTERNAL_ERROR: i32 = -32603;
+    /// Legacy era: the `Mcp-Session-Id` names no open MCP session (HTTP
+    /// 404). The code the TypeScript SDK's server sends and MCP clients
+    /// re-initialize on; never sent in the 2026-07-28 era, which has no
+    /// sessions.
+    pub(crate) const SESSION_NOT_FOUND: i32 = -32001;
     /// MCP 2026-07-28: a header is missing or disagrees with the body.
     pub(crate) const HEADER_MISMATCH: i32 = -32020;
     /// MCP 2026-07-28: the request's protocol version is not served here.

@@ -40,13 +40,12 @@ use crate::json_out::write_json_str;
 use crate::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, RawMembers, Request};
 use crate::log_level::{LogLevel, LEVEL_NAMES};
+use crate::mcp_session::{McpSession, SessionHandle};
 use crate::server_info::ServerInfo;
 use crate::shared::{Lease, SessionState};
 use crate::unwind::CatchUnwind;
 
-pub(crate) use subscriptions::{
-    legacy_stream, too_many_streams, Delivery, StreamRefused, Subscription,
-};
+pub(crate) use subscriptions::{legacy_stream, too_many_streams, StreamRefused, Subscription};
 
 /// What kind of reply a body earned; `transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +63,9 @@ pub(crate) enum ReplyClass {
     Revoked,
     /// A stream was asked for, and the session has all it may hold open.
     TooManyStreams,
+    /// A legacy message named an MCP session that is not open (`-32001`):
+    /// the client must initialize again.
+    UnknownSession,
 }
 
 /// The dispatcher's answer to one POST body.
@@ -74,6 +76,12 @@ pub(crate) enum Reply {
     Stream(Box<StreamedCall>),
     /// A `subscriptions/listen`: a stream of notifications.
     Listen(Box<Subscription>),
+    /// An `initialize` answered: the body, and the MCP session it minted,
+    /// whose id goes in the `Mcp-Session-Id` response header.
+    Initialized {
+        body: Vec<u8>,
+        session: Arc<McpSession>,
+    },
 }
 
 impl Reply {
@@ -88,6 +96,29 @@ impl Reply {
         jsonrpc::write_error(&mut out, None, error);
         Self::new(ReplyClass::Malformed, out)
     }
+
+    /// A body that named an MCP session that is not open.
+    fn unknown_session() -> Self {
+        let mut out = Vec::with_capacity(128);
+        let handled = write_unknown_session(&mut out, None);
+        debug_assert!(matches!(
+            handled,
+            Handled::Wrote(ReplyClass::UnknownSession)
+        ));
+        Self::new(ReplyClass::UnknownSession, out)
+    }
+}
+
+/// The error for a message whose `Mcp-Session-Id` names no open MCP
+/// session: `-32001`, the code MCP clients re-initialize on (Claude Code's
+/// only when the body carries it), with the request's id when it has one.
+fn write_unknown_session(out: &mut Vec<u8>, id: Option<&Value>) -> Handled {
+    let error = ErrorObject::new(
+        code::SESSION_NOT_FOUND,
+        "Session not found: initialize again for a new Mcp-Session-Id",
+    );
+    jsonrpc::write_error(out, id, &error);
+    Handled::Wrote(ReplyClass::UnknownSession)
 }
 
 /// A `tools/call` to run while its response streams: the future that runs
@@ -106,6 +137,8 @@ pub(crate) struct RequestContext<'a> {
     /// Whether the client takes an SSE response (its `Accept` names
     /// `text/event-stream`), so a call with a progress token may stream.
     pub(crate) may_stream: bool,
+    /// The MCP session its `Mcp-Session-Id` names, if it sent one.
+    pub(crate) session: SessionHandle<'a>,
 }
 
 /// Where a message stands in its body.
@@ -132,13 +165,20 @@ enum Handled {
     Stream(Box<StreamedCall>),
     /// A notification stream to open; wrote nothing.
     Listen(Box<Subscription>),
+    /// Answered `initialize`, minting this MCP session.
+    Initialized(Arc<McpSession>),
 }
 
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     if body.trim_ascii_start().starts_with(b"[") {
-        if let Err(error) = admit_batch(&request.headers, body, lease.shared.max_batch_len) {
+        if let Err(error) = admit_batch(request, body, lease.shared.max_batch_len) {
             return Reply::malformed(&error);
+        }
+        // Batches are legacy only: one that names an ended session runs
+        // none of its members.
+        if let SessionHandle::Unknown = request.session {
+            return Reply::unknown_session();
         }
     }
     let mut params = RawMembers::default();
@@ -147,7 +187,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
             return Reply::malformed(&error);
         }
-        Parsed::Batch(batch) => return dispatch_batch(lease, &request.headers, batch).await,
+        Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
         Parsed::Single(message) => message,
     };
     let mut out = Vec::with_capacity(256);
@@ -157,19 +197,20 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
         Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
         Handled::Stream(call) => Reply::Stream(call),
         Handled::Listen(subscription) => Reply::Listen(subscription),
+        Handled::Initialized(session) => Reply::Initialized { body: out, session },
     }
 }
 
 /// A 2025-03-26 batch: each member handled in order, the responses gathered
 /// into one array (none for notifications).
-async fn dispatch_batch(lease: &Lease, headers: &EnvelopeHeaders<'_>, batch: Vec<Value>) -> Reply {
+async fn dispatch_batch(lease: &Lease, context: &RequestContext<'_>, batch: Vec<Value>) -> Reply {
     if batch.is_empty() {
         let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
         return Reply::malformed(&error);
     }
     let request = RequestContext {
-        headers: *headers,
         may_stream: false,
+        ..*context
     };
     let mut out = Vec::with_capacity(256);
     out.push(b'[');
@@ -178,8 +219,9 @@ async fn dispatch_batch(lease: &Lease, headers: &EnvelopeHeaders<'_>, batch: Vec
         match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
             Handled::Wrote(_) => out.push(b','),
             // `may_stream` is false, so no member streams (and listening
-            // is modern, so never in a batch).
+            // is modern, so never in a batch, nor is `initialize`).
             Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
+            Handled::Initialized(_) => unreachable!("initialize is refused in a batch"),
             Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
         }
     }
@@ -197,11 +239,11 @@ async fn dispatch_batch(lease: &Lease, headers: &EnvelopeHeaders<'_>, batch: Vec
 /// by counting its top-level members), so a refused batch costs no parse
 /// and none of it runs.
 fn admit_batch(
-    headers: &EnvelopeHeaders<'_>,
+    context: &RequestContext<'_>,
     body: &[u8],
     max_batch_len: usize,
 ) -> Result<(), ErrorObject> {
-    if !era::allows_batch(headers.protocol_version) {
+    if !era::allows_batch(context.headers.protocol_version, context.session.version()) {
         return Err(ErrorObject::new(
             code::INVALID_REQUEST,
             "JSON-RPC batches are only allowed in MCP 2025-03-26",
@@ -226,6 +268,13 @@ async fn handle_message(
 ) -> Handled {
     let request = match message {
         Message::Request(request) => request,
+        // A notification or a response is not classified by era: one that
+        // names an ended MCP session is refused like a request would be.
+        Message::Notification { .. } | Message::Response
+            if matches!(context.session, SessionHandle::Unknown) =>
+        {
+            return write_unknown_session(out, None);
+        }
         Message::Notification { method, params } => {
             if method == "notifications/cancelled" {
                 cancel_request(lease, params.as_ref());
@@ -238,7 +287,21 @@ async fn handle_message(
             return Handled::Wrote(ReplyClass::Malformed);
         }
     };
-    match era::classify(&context.headers, &request.method, request.params.as_ref()) {
+    let era = era::classify(
+        &context.headers,
+        context.session.version(),
+        &request.method,
+        request.params.as_ref(),
+    );
+    match era {
+        // A legacy request naming an MCP session that is not open: 404,
+        // except `initialize`, which mints a new one whatever it names.
+        Ok(Era::Legacy(_))
+            if matches!(context.session, SessionHandle::Unknown)
+                && request.method != "initialize" =>
+        {
+            write_unknown_session(out, Some(&request.id))
+        }
         Ok(era) => handle_request(lease, context, request, era, framing, out).await,
         Err(error) => {
             jsonrpc::write_error(out, Some(&request.id), &error);
@@ -274,9 +337,7 @@ async fn handle_request(
             };
             tools_call::tools_call(lease, call, context.headers.params, out).await
         }
-        (Era::Legacy(_), "initialize") => {
-            initialize(respond, params.as_ref(), framing, &lease.session, out)
-        }
+        (Era::Legacy(_), "initialize") => initialize(lease, respond, params.as_ref(), framing, out),
         (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
         (Era::Legacy(_), "logging/setLevel") if lease.session.may_log => {
             set_log_level(respond, params.as_ref(), &lease.session, out)
@@ -359,14 +420,16 @@ fn surface_panicked() -> ErrorObject {
 }
 
 /// `initialize`: negotiate the version, advertise the session's
-/// capabilities (see [`write_capabilities`]).
+/// capabilities (see [`write_capabilities`]), and mint an MCP session at
+/// the negotiated version (see `mcp_session.rs`).
 fn initialize(
+    lease: &Lease,
     respond: Respond<'_>,
     params: Option<&Params<'_>>,
     framing: Framing,
-    session: &SessionState,
     out: &mut Vec<u8>,
 ) -> Handled {
+    let session = &lease.session;
     if framing == Framing::BatchMember {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
@@ -382,9 +445,10 @@ fn initialize(
         return respond.error(out, &error);
     };
     let info = respond.info;
+    let version = era::negotiate(&requested);
     respond.result(out, ResultKind::Plain, |out| {
         out.extend_from_slice(b"\"protocolVersion\":");
-        write_json_str(out, era::negotiate(&requested));
+        write_json_str(out, version);
         out.push(b',');
         write_capabilities(out, session, respond.era);
         out.extend_from_slice(b",\"serverInfo\":");
@@ -393,7 +457,13 @@ fn initialize(
             out.extend_from_slice(b",\"instructions\":");
             write_json_str(out, instructions);
         }
-    })
+    });
+    let minted = session.mcp_sessions.mint(
+        version,
+        &session.list_changes,
+        lease.shared.max_mcp_sessions_per_session,
+    );
+    Handled::Initialized(minted)
 }
 
 /// `"capabilities":{…}`: `tools`, with `listChanged` when the session can
@@ -482,7 +552,7 @@ async fn list_tools(
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(tool.rendered().as_bytes());
+            out.extend_from_slice(tool.rendered_for(respond.era).as_bytes());
         }
         out.push(b']');
     })

@@ -9,13 +9,15 @@
 //! that is also exactly when `initialize` and `server/discover` advertise
 //! `listChanged: true`.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::{Handled, ReplyClass, Respond};
 use crate::era::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::json_out::write_json;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
-use crate::list_changed::StreamSlot;
+use crate::list_changed::{Audience, StreamSlot};
 use crate::shared::Lease;
 
 /// The legacy change notification: no subscription, no params.
@@ -37,19 +39,9 @@ pub(crate) struct Subscription {
 pub(crate) struct Listening {
     /// The message each announced change sends.
     pub(crate) change: Vec<u8>,
-    pub(crate) delivery: Delivery,
-    /// The stream's place among the session's, and its changes.
+    /// The stream's place among the session's, its changes, and its
+    /// audience (the client it announces to).
     pub(crate) slot: StreamSlot,
-}
-
-/// Which of a session's streams announce a change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Delivery {
-    /// Legacy: all of a session's GET streams are one client's, and each
-    /// message goes on exactly one of them.
-    OneStreamPerClient,
-    /// 2026-07-28: each subscription is its own and gets every change.
-    EverySubscription,
 }
 
 /// Why a stream did not open.
@@ -64,30 +56,33 @@ pub(crate) enum StreamRefused {
 }
 
 /// `GET /mcp` with `Accept: text/event-stream` (legacy era): a stream of
-/// the session's list changes.
-pub(crate) fn legacy_stream(lease: &Lease) -> Result<Subscription, StreamRefused> {
+/// the session's list changes, announcing to `audience`: the client's MCP
+/// session, or the session's stateless audience when it sent no id.
+pub(crate) fn legacy_stream(
+    lease: &Lease,
+    audience: Arc<Audience>,
+) -> Result<Subscription, StreamRefused> {
     if !lease.is_live() {
         return Err(StreamRefused::Revoked);
     }
     if !lease.session.list_can_change {
         return Err(StreamRefused::NotOffered);
     }
-    let slot = open_slot(lease)?;
+    let slot = open_slot(lease, audience)?;
     Ok(Subscription {
         opening: None,
         listening: Some(Listening {
             change: LEGACY_CHANGE.to_vec(),
-            delivery: Delivery::OneStreamPerClient,
             slot,
         }),
         closing: None,
     })
 }
 
-fn open_slot(lease: &Lease) -> Result<StreamSlot, StreamRefused> {
+fn open_slot(lease: &Lease, audience: Arc<Audience>) -> Result<StreamSlot, StreamRefused> {
     let changes = &lease.session.list_changes;
     changes
-        .open_stream(lease.shared.max_streams_per_session)
+        .open_stream(lease.shared.max_streams_per_session, audience)
         .ok_or_else(|| match changes.is_revoked() {
             true => StreamRefused::Revoked,
             false => StreamRefused::TooMany,
@@ -132,7 +127,9 @@ pub(super) fn listen(
         .and_then(|n| n.get("toolsListChanged"))
         == Some(&Value::Bool(true));
     let listening = if requested && lease.session.list_can_change {
-        let slot = match open_slot(lease) {
+        // Each subscription is its own audience, told of changes from now.
+        let audience = Audience::starting_at(lease.session.list_changes.generation());
+        let slot = match open_slot(lease, audience) {
             Ok(slot) => slot,
             Err(StreamRefused::TooMany) => {
                 let error = too_many_streams(lease.shared.max_streams_per_session);
@@ -143,7 +140,6 @@ pub(super) fn listen(
         };
         Some(Listening {
             change: change_notification(respond.id),
-            delivery: Delivery::EverySubscription,
             slot,
         })
     } else {

@@ -17,6 +17,7 @@ use crate::entry::FirstPoll;
 use crate::era::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::future::{race, waiting_at_most, First};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
+use crate::list_changed::DELIVERY_WAIT;
 use crate::log_level::{LogLevel, LEVEL_NAMES};
 use crate::logging::Logger;
 use crate::param_headers;
@@ -297,7 +298,17 @@ async fn run(
         info: &lease.shared.info,
     };
     let name = &call.name;
-    let error = match invoke(lease, id, call, handles).await {
+    let changes = &lease.session.list_changes;
+    let before = changes.generation();
+    let invocation = invoke(lease, id, call, handles).await;
+    // A list change the tool signalled goes out on the session's streams
+    // before its result does (see `list_changed.rs`), so an agent that
+    // reads the notice first re-lists before its next model request.
+    let after = changes.generation();
+    if after != before && changes.has_streams() {
+        changes.delivered(after, DELIVERY_WAIT).await;
+    }
+    let error = match invocation {
         Invocation::Revoked => return CallEnd::Revoked,
         Invocation::Cancelled => return CallEnd::Cancelled,
         Invocation::Answered(outcome) => match outcome.failure_message() {

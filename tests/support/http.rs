@@ -3,6 +3,7 @@
 //! responses.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -233,6 +234,14 @@ impl EventStream<'_> {
     /// see keep-alives.
     pub async fn next_event(&mut self) -> Option<String> {
         within(self.next_event_unbounded()).await
+    }
+
+    /// The next event if it arrives within `limit`: `None` when it did not
+    /// (the stream may still be open), `Some(None)` at the stream's end.
+    pub async fn next_event_within(&mut self, limit: Duration) -> Option<Option<String>> {
+        tokio::time::timeout(limit, self.next_event_unbounded())
+            .await
+            .ok()
     }
 
     async fn next_event_unbounded(&mut self) -> Option<String> {

@@ -161,10 +161,14 @@ async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Repl
     let context = RequestContext {
         headers,
         may_stream: false,
+        session: crate::mcp_session::SessionHandle::Absent,
     };
     match dispatch(lease, &context, body).await {
         Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
         Reply::Complete { class, body } => (class, serde_json::from_slice(&body).unwrap()),
+        Reply::Initialized { body, .. } => {
+            (ReplyClass::Answer, serde_json::from_slice(&body).unwrap())
+        }
         Reply::Stream(_) | Reply::Listen(_) => panic!("a JSON-only request streamed"),
     }
 }
@@ -373,6 +377,7 @@ async fn progress_without_a_stream_is_disabled() {
         let context = RequestContext {
             headers: legacy(None),
             may_stream,
+            session: crate::mcp_session::SessionHandle::Absent,
         };
         let Reply::Complete { class, body } =
             dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
@@ -401,6 +406,7 @@ async fn progress_with_a_stream_streams() {
     let context = RequestContext {
         headers: legacy(None),
         may_stream: true,
+        session: crate::mcp_session::SessionHandle::Absent,
     };
     let Reply::Stream(streamed) =
         dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await

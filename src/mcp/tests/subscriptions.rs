@@ -14,6 +14,7 @@ async fn listen(lease: &Lease, notifications: Value) -> Reply {
     let context = RequestContext {
         headers: modern("subscriptions/listen", None),
         may_stream: true,
+        session: crate::mcp_session::SessionHandle::Absent,
     };
     dispatch(lease, &context, body.to_string().as_bytes()).await
 }
@@ -46,7 +47,11 @@ async fn listen_renders_its_messages() {
         .listening
         .as_ref()
         .expect("tools are listened for");
-    assert_eq!(listening.delivery, Delivery::EverySubscription);
+    assert_eq!(
+        listening.slot.audience().announced(),
+        fixture.session.list_changes.generation(),
+        "a subscription hears of changes from its start"
+    );
     assert_eq!(
         parse(&listening.change),
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
@@ -104,7 +109,10 @@ async fn streams_of_a_revoked_session_are_refused_as_revoked() {
     let fixture = fixture();
     fixture.shared.slab.revoke(fixture.at);
     assert!(matches!(
-        legacy_stream(&fixture.lease),
+        legacy_stream(
+            &fixture.lease,
+            Arc::clone(fixture.lease.session.list_changes.stateless())
+        ),
         Err(StreamRefused::Revoked)
     ));
     let reply = listen(&fixture.lease, json!({"toolsListChanged": true})).await;
@@ -118,7 +126,10 @@ async fn streams_of_a_revoked_session_are_refused_as_revoked() {
     let fresh = fixture_with(ToolHostConfig::default());
     fresh.session.list_changes.revoke(); // the guard's drop, before the slab
     assert!(matches!(
-        legacy_stream(&fresh.lease),
+        legacy_stream(
+            &fresh.lease,
+            Arc::clone(fresh.lease.session.list_changes.stateless())
+        ),
         Err(StreamRefused::Revoked)
     ));
 }
@@ -151,7 +162,7 @@ async fn a_fixed_surface_offers_no_list_changes() {
     .await;
     assert_eq!(reply["result"]["capabilities"], json!({"tools": {}}));
     assert!(matches!(
-        legacy_stream(&lease),
+        legacy_stream(&lease, Arc::clone(lease.session.list_changes.stateless())),
         Err(StreamRefused::NotOffered)
     ));
     let Reply::Listen(subscription) = listen(&lease, json!({"toolsListChanged": true})).await
