@@ -12,7 +12,10 @@
 //! which every server is measured once, in rotating order):
 //!
 //! - sequential: one keep-alive connection, `CALLS` calls per server per
-//!   round; the host with 1 and with 100,000 live sessions;
+//!   round; the host with 1 and with 100,000 live sessions, with a stream
+//!   of list changes open on its session (`host_listening`), and with every
+//!   call naming an MCP session (`Mcp-Session-Id`, `host_session_id`); each
+//!   of the last two also as a ratio to `host_1`;
 //! - 32 connections: the same, 32 keep-alive connections at once;
 //! - a wrong bearer next to a right one, each on a fresh connection per
 //!   request (the host closes a connection it refused, so that is what an
@@ -53,6 +56,8 @@ struct Server {
     label: &'static str,
     addr: SocketAddr,
     authorization: String,
+    /// The MCP session its calls name, if any.
+    mcp_session: Option<String>,
     schedstat: PathBuf,
 }
 
@@ -81,6 +86,7 @@ fn host_server(label: &'static str, sessions: usize) -> Server {
             label,
             addr: host.local_addr(),
             authorization: authorization(&open[sessions / 2]),
+            mcp_session: None,
             schedstat: own_schedstat(),
         };
         (server, Box::new((host, open)) as Box<dyn std::any::Any>)
@@ -94,6 +100,7 @@ fn floor_server(label: &'static str, parse: bool) -> Server {
             label,
             addr,
             authorization: String::new(),
+            mcp_session: None,
             schedstat: own_schedstat(),
         };
         (server, Box::new(()) as Box<dyn std::any::Any>)
@@ -111,7 +118,8 @@ fn measure(
     runtime.block_on(async {
         let mut clients = Vec::with_capacity(connections);
         for _ in 0..connections {
-            clients.push(Client::connect(server.addr, &server.authorization).await);
+            let client = Client::connect(server.addr, &server.authorization).await;
+            clients.push(client.in_mcp_session(server.mcp_session.as_deref()));
         }
         // One call each first, so connection set-up is not counted.
         for client in &mut clients {
@@ -205,7 +213,11 @@ fn rounds(
     }
     let index = |label: &str| servers.iter().position(|s| s.label == label).unwrap();
     for host in servers.iter().filter(|s| s.label.starts_with("host")) {
-        for floor in ["floor_a", "floor_b"] {
+        let against: &[&str] = match host.label {
+            "host_listening" | "host_session_id" => &["floor_a", "floor_b", "host_1"],
+            _ => &["floor_a", "floor_b"],
+        };
+        for &floor in against {
             let (h, f) = (index(host.label), index(floor));
             let mut ratios: Vec<f64> = per_call[h]
                 .iter()
@@ -231,13 +243,25 @@ fn main() {
         Some("drive") => return drive(&args[1], &args[2], args[3].parse().unwrap()),
         _ => {}
     }
-    let servers = [
+    let mut servers = [
         host_server("host_1", 1),
         host_server("host_100000", 100_000),
+        host_server("host_listening", 1),
+        host_server("host_session_id", 1),
         floor_server("floor_a", false),
         floor_server("floor_b", true),
     ];
     let runtime = client_runtime();
+    // `host_listening`'s session has a stream open (kept, never read);
+    // `host_session_id`'s calls name the MCP session `initialize` minted.
+    let _listener = runtime.block_on(async {
+        let listening = &servers[2];
+        let id = mint_mcp_session(listening.addr, &listening.authorization).await;
+        open_listener(listening.addr, &listening.authorization, &id).await
+    });
+    let naming = &servers[3];
+    let id = runtime.block_on(mint_mcp_session(naming.addr, &naming.authorization));
+    servers[3].mcp_session = Some(id);
     let (rounds_run, calls) = if bench {
         (ROUNDS, CALLS)
     } else {

@@ -137,6 +137,8 @@ pub struct Client {
     sender: SendRequest<Full<Bytes>>,
     host: String,
     authorization: String,
+    /// The MCP session every call names, with its negotiated version.
+    mcp_session: Option<String>,
 }
 
 impl Client {
@@ -152,16 +154,30 @@ impl Client {
             sender,
             host: addr.to_string(),
             authorization: authorization.to_owned(),
+            mcp_session: None,
         }
+    }
+
+    /// Names MCP session `id` on every call, with `MCP-Protocol-Version`,
+    /// as a client of a minted session does (Copilot, the SDKs).
+    pub fn in_mcp_session(mut self, id: Option<&str>) -> Self {
+        self.mcp_session = id.map(str::to_owned);
+        self
     }
 
     /// POSTs `CALL` and reads the whole response; returns its length.
     pub async fn call(&mut self) -> usize {
-        let request = hyper::Request::post("/mcp")
+        let mut request = hyper::Request::post("/mcp")
             .header("host", &self.host)
             .header("authorization", &self.authorization)
             .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(id) = &self.mcp_session {
+            request = request
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", MCP_SESSION_VERSION);
+        }
+        let request = request
             .body(Full::new(Bytes::from_static(CALL.as_bytes())))
             .unwrap();
         self.sender.ready().await.unwrap();
@@ -175,6 +191,43 @@ impl Client {
             .to_bytes()
             .len()
     }
+}
+
+/// The version [`mint_mcp_session`] negotiates.
+pub const MCP_SESSION_VERSION: &str = "2025-11-25";
+
+/// Initializes an MCP session on the host at `addr`; the id it minted.
+pub async fn mint_mcp_session(addr: SocketAddr, authorization: &str) -> String {
+    let mut client = Client::connect(addr, authorization).await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{MCP_SESSION_VERSION}","capabilities":{{}},"clientInfo":{{"name":"bench","version":"1"}}}}}}"#
+    );
+    let request = hyper::Request::post("/mcp")
+        .header("host", &client.host)
+        .header("authorization", authorization)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    client.sender.ready().await.unwrap();
+    let response = client.sender.send_request(request).await.unwrap();
+    let id = response.headers()["mcp-session-id"].to_str().unwrap();
+    id.to_owned()
+}
+
+/// Opens the legacy stream of list changes of MCP session `id` and
+/// returns its connection, which the caller keeps and never reads.
+pub async fn open_listener(addr: SocketAddr, authorization: &str, id: &str) -> TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {authorization}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\nMCP-Protocol-Version: {MCP_SESSION_VERSION}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head[9..12], b"200", "the stream opened");
+    stream
 }
 
 /// The median of some durations, in nanoseconds.

@@ -206,7 +206,8 @@ function markdown(results, reasons) {
   lines.push('');
   lines.push('`✓ N`: N checks passed (the wire-schema check included); `⚠N`: N checks');
   lines.push('passed with a warning; `no checks`: the scenario ran, but every check it made was');
-  lines.push('skipped or informational (it tests sessions, which this host never mints);');
+  lines.push('skipped or informational (`server-sse-polling` tests resumable SSE answers to a tool');
+  lines.push('the host does not serve as a stream, so it sees JSON, which it only notes);');
   lines.push('`–`: not in that suite version or revision (0.1.16 has no');
   lines.push('2025-03-26 server scenario and does not know 2026-07-28). `served by`: the');
   lines.push('example the row comes from, `host_tools` or `conformance_fixture` (both runs must');

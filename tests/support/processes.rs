@@ -1,5 +1,6 @@
 //! Other processes the tests drive: the crate's examples (built by asking
-//! cargo for them) and the Node.js clients of the official TypeScript SDK.
+//! cargo for them), the Node.js clients of the official TypeScript SDK, and
+//! the official Python SDK's client.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -145,18 +146,85 @@ pub fn node_client(
     command
         .arg(script)
         .current_dir(dir)
+        .envs(env.iter().copied());
+    client_process(
+        command,
+        url,
+        bearer,
+        "node must be installed to run the TypeScript SDK tests",
+    )
+}
+
+/// Starts a client `command` pointed at `url` with `bearer`, its stdout
+/// read line by line.
+fn client_process(mut command: Command, url: &str, bearer: &str, missing: &str) -> (Child, Steps) {
+    command
         .env("MCP_URL", url)
         .env("MCP_BEARER", bearer)
-        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true);
-    let mut child = command
-        .spawn()
-        .expect("node must be installed to run the TypeScript SDK tests");
+    let mut child = command.spawn().expect(missing);
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     (child, lines)
+}
+
+/// `tests/python-client`, the Python SDK client's directory.
+pub fn python_client_dir() -> PathBuf {
+    client_dir("python-client")
+}
+
+/// The Python of `tests/python-client/.venv`, created with the pinned
+/// `requirements.txt` when absent (`.ci/run` creates it beforehand).
+pub async fn python_venv() -> PathBuf {
+    static INSTALL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _turn = INSTALL.lock().await;
+    let dir = python_client_dir();
+    let python = dir.join(".venv").join("bin").join("python");
+    if python.exists() {
+        return python;
+    }
+    let pip = dir.join(".venv").join("bin").join("pip");
+    let create = ["-m", "venv", ".venv"];
+    let install = [
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-r",
+        "requirements.txt",
+    ];
+    for (program, args) in [(Path::new("python3"), &create[..]), (&pip, &install[..])] {
+        let run = Command::new(program).args(args).current_dir(&dir).status();
+        let status = tokio::time::timeout(std::time::Duration::from_secs(300), run)
+            .await
+            .expect("setting up the Python client took over 5 minutes")
+            .expect("python3 (with venv) must be installed to run the Python SDK tests");
+        assert!(
+            status.success(),
+            "{} {args:?} failed in {}",
+            program.display(),
+            dir.display()
+        );
+    }
+    python
+}
+
+/// Starts the Python client `script` with `args`, pointed at `url` with
+/// `bearer`.
+pub fn python_client(
+    python: &Path,
+    script: &str,
+    args: &[&str],
+    url: &str,
+    bearer: &str,
+) -> (Child, Steps) {
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .args(args)
+        .current_dir(python_client_dir());
+    client_process(command, url, bearer, "the Python client's venv runs")
 }
 
 /// Reads the next JSON line the client prints, failing on its error step.
