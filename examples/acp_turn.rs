@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT] [--permission allow|deny]
-//!     [--config-file copilot-cli] -- AGENT_COMMAND [ARGS...]
+//!     [--config-file copilot-cli] [--mcp-via HOST:PORT] -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
 //!
@@ -21,6 +21,10 @@
 //!    config file instead (`ToolSession::write_mcp_config`, in a directory
 //!    of this process's own, handed over with `Runner::config_args`), and
 //!    `mcpServers` is empty.
+//!    With `--mcp-via HOST:PORT`, the entry's URL names that address
+//!    instead of the host's own: a forwarder in front of the host (the
+//!    tests put one there that refuses `server/discover`, as a 2025-only
+//!    server does, to drive the agent's 2025 path).
 //! 3. `session/prompt`, printing each `session/update` as it arrives:
 //!    message and thought chunks, tool calls and their status, plans.
 //!    `session/request_permission` is answered by `--permission`: allow
@@ -39,11 +43,13 @@ use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use embacle_tool_host::{
-    Runner, Tool, ToolAnnotations, ToolHost, ToolHostConfig, ToolOutcome, ToolSession, ToolSurface,
+    ListChangedNotifier, Runner, Tool, ToolAnnotations, ToolHost, ToolHostConfig, ToolOutcome,
+    ToolSession, ToolSurface,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -75,13 +81,14 @@ async fn main() {
 }
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT] [--permission allow|deny] \
-[--config-file copilot-cli] -- AGENT_COMMAND [ARGS...]";
+[--config-file copilot-cli] [--mcp-via HOST:PORT] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
     prompt: String,
     allow: bool,
     config_file: Option<Runner>,
+    mcp_via: Option<String>,
     agent: Vec<String>,
 }
 
@@ -91,6 +98,7 @@ impl Args {
             prompt: "What is the weather in Paris? Use the tools you have.".to_owned(),
             allow: true,
             config_file: None,
+            mcp_via: None,
             agent: Vec::new(),
         };
         while let Some(arg) = args.next() {
@@ -112,6 +120,7 @@ impl Args {
                         other => return Err(format!("no config file format {other:?} (the one ACP agent that takes one is copilot-cli)")),
                     })
                 }
+                "--mcp-via" => parsed.mcp_via = Some(value()?),
                 "--" => {
                     parsed.agent = args.collect();
                     break;
@@ -134,7 +143,10 @@ async fn run(args: Args) -> Result<(), String> {
     .await
     .map_err(|e| format!("cannot bind the tool host: {e}"))?;
     let surface = Arc::new(DemoTools::new().map_err(|e| e.to_string())?);
-    let mut session = host.open_session(surface).map_err(|e| e.to_string())?;
+    let mut session = host
+        .open_session(Arc::clone(&surface))
+        .map_err(|e| e.to_string())?;
+    let _ = surface.notifier.set(session.list_changed_notifier());
 
     let mut agent_command: Vec<OsString> = args.agent.iter().map(OsString::from).collect();
     let private_dir = match args.config_file {
@@ -152,10 +164,21 @@ async fn run(args: Args) -> Result<(), String> {
             println!("[host] session/new with no mcpServers: the agent reads the config file");
             json!([])
         }
-        None => session
-            .mcp_servers()
-            .for_acp_agent(&init)
-            .map_err(|e| e.to_string())?,
+        None => {
+            let mut servers = session
+                .mcp_servers()
+                .for_acp_agent(&init)
+                .map_err(|e| e.to_string())?;
+            if let Some(via) = &args.mcp_via {
+                let url = format!("http://{via}/mcp");
+                println!(
+                    "[host] the agent is given {url}, a forwarder to {}",
+                    servers[0]["url"].as_str().unwrap_or("?")
+                );
+                servers[0]["url"] = json!(url);
+            }
+            servers
+        }
     };
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let new = agent
@@ -432,20 +455,30 @@ fn tool_update_text(update: &Value) -> String {
     text.map(|t| format!(": {t}")).unwrap_or_default()
 }
 
-/// The demo tools: a read-only weather lookup, and a destructive tool that
-/// always refuses, as a policy guard would. Each call is printed.
+/// The demo tools: a read-only weather lookup; a destructive tool that
+/// always refuses, as a policy guard would; and `unlock`, which adds
+/// `secret_echo` to the list mid-turn and signals the change before it
+/// returns, so an agent that re-lists on `notifications/tools/list_changed`
+/// can call the new tool in the same turn. Each call is printed.
 struct DemoTools {
-    tools: Arc<[Tool]>,
+    base: Vec<Tool>,
+    secret_echo: Tool,
+    unlocked: AtomicBool,
+    notifier: OnceLock<ListChangedNotifier>,
 }
 
 impl DemoTools {
     fn new() -> Result<Self, embacle_tool_host::Error> {
+        let read_only = ToolAnnotations {
+            read_only_hint: Some(true),
+            ..ToolAnnotations::default()
+        };
         let weather = Tool::new(
             "get_weather",
             "The current weather in a city.",
             json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
         )?
-        .with_annotations(ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() });
+        .with_annotations(read_only.clone());
         let delete = Tool::new(
             "delete_all_notes",
             "Deletes every note the user has.",
@@ -455,30 +488,61 @@ impl DemoTools {
             destructive_hint: Some(true),
             ..ToolAnnotations::default()
         });
+        let unlock = Tool::new(
+            "unlock",
+            "Unlocks the vault: adds the secret_echo tool.",
+            json!({"type": "object", "additionalProperties": false}),
+        )?
+        .with_annotations(read_only.clone());
+        let secret_echo = Tool::new(
+            "secret_echo",
+            "Echoes a text from inside the vault (after unlock).",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )?
+        .with_annotations(read_only);
         Ok(Self {
-            tools: Arc::from([weather, delete]),
+            base: vec![weather, delete, unlock],
+            secret_echo,
+            unlocked: AtomicBool::new(false),
+            notifier: OnceLock::new(),
         })
     }
 }
 
 impl ToolSurface for DemoTools {
     async fn list_tools(&self) -> Arc<[Tool]> {
-        Arc::clone(&self.tools)
+        let mut tools = self.base.clone();
+        if self.unlocked.load(Ordering::Acquire) {
+            tools.push(self.secret_echo.clone());
+        }
+        tools.into()
     }
 
     async fn call(&self, name: &str, arguments: &Value) -> ToolOutcome {
         println!("[host] tool call {name} {arguments}");
+        let unlocked = self.unlocked.load(Ordering::Acquire);
         match (name, arguments.get("city").and_then(Value::as_str)) {
             ("get_weather", Some(city)) => ToolOutcome::text(format!("Sunny and 21 °C in {city}")),
             ("get_weather", None) => ToolOutcome::refused("`city` must be a string"),
             ("delete_all_notes", _) => {
                 ToolOutcome::refused("deleting every note needs the user's confirmation in the app")
             }
+            ("unlock", _) => {
+                // Changed, then announced, then returned: the host writes
+                // the notice to the session's open streams before it
+                // releases this result.
+                if !self.unlocked.swap(true, Ordering::AcqRel) {
+                    if let Some(notifier) = self.notifier.get() {
+                        notifier.notify();
+                    }
+                }
+                ToolOutcome::text("The vault is open: secret_echo is now available.")
+            }
+            ("secret_echo", _) if unlocked => match arguments.get("text").and_then(Value::as_str) {
+                Some(text) => ToolOutcome::text(format!("From the vault: {text}")),
+                None => ToolOutcome::refused("`text` must be a string"),
+            },
             _ => ToolOutcome::failed(format!("no tool named {name}")),
         }
-    }
-
-    fn list_can_change(&self) -> bool {
-        false
     }
 }

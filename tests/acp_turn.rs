@@ -5,6 +5,11 @@
 //! (`support::scripted_model`), which calls one of the host's tools and then
 //! answers with text quoting the tool's result.
 //!
+//! The mid-turn change: `unlock` adds `secret_echo`, and Copilot must offer
+//! it to the model in the request right after `unlock`'s result, on its
+//! 2026-07-28 path and on its 2025 path (behind
+//! `support::legacy_only_proxy`, which refuses `server/discover`).
+//!
 //! Each test asserts on both sides: what the host's tools saw (the call and
 //! its arguments, `calls_served()`) and what the agent did (its tool-call
 //! updates, the model's second request carrying the tool result, the final
@@ -29,8 +34,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::legacy_only_proxy::LegacyOnlyProxy;
 use support::processes::{client_dir, ensure_installed, example_path};
 use support::scripted_model::{ScriptedModel, ToolCallScript};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 
 /// Copilot unpacks itself into a cache on first run: one test at a time.
@@ -98,8 +105,13 @@ async fn copilot() -> Option<PathBuf> {
 
 /// Runs `acp_turn` with `args` against Copilot, offline, with the scripted
 /// model, in an environment of `PATH` and the test's own variables only;
-/// returns what it printed.
-async fn run_turn(copilot: &Path, model: &ScriptedModel, args: &[&str]) -> Turn {
+/// returns what it printed. `on_line` sees each line as it is printed.
+async fn run_turn(
+    copilot: &Path,
+    model: &ScriptedModel,
+    args: &[&str],
+    mut on_line: impl FnMut(&str),
+) -> Turn {
     let home = TempHome::new();
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
     let mut command = Command::new(example_path("acp_turn"));
@@ -124,17 +136,33 @@ async fn run_turn(copilot: &Path, model: &ScriptedModel, args: &[&str]) -> Turn 
         .env("COPILOT_PROVIDER_API_KEY", "sk-scripted")
         .env("COPILOT_MODEL", "scripted-model")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let output = tokio::time::timeout(Duration::from_secs(180), command.output())
+    let mut child = command.spawn().expect("acp_turn runs");
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let run = async {
+        let mut stdout = String::new();
+        while let Some(line) = lines.next_line().await.expect("acp_turn's stdout") {
+            on_line(&line);
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        (stdout, child.wait().await.expect("acp_turn exits"))
+    };
+    let (stdout, status) = tokio::time::timeout(Duration::from_secs(180), run)
         .await
-        .expect("the turn finished within 3 minutes")
-        .expect("acp_turn runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        .expect("the turn finished within 3 minutes");
     assert!(
-        output.status.success(),
-        "acp_turn failed ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+        status.success(),
+        "acp_turn failed ({status}):\n{stdout}\n{}",
+        errors.await.unwrap()
     );
     Turn {
         stdout,
@@ -170,20 +198,25 @@ async fn copilot_turn(args: &[&str]) -> Option<Turn> {
     let copilot = copilot().await?;
     let _one = COPILOT.lock().await;
     let model = ScriptedModel::start(script()).await;
-    Some(run_turn(&copilot, &model, args).await)
+    Some(run_turn(&copilot, &model, args, |_| {}).await)
 }
 
 fn script() -> Vec<ToolCallScript> {
     vec![
         ToolCallScript {
             trigger: "weather",
-            tool: "get_weather",
-            arguments: json!({"city": "Paris"}),
+            calls: vec![("get_weather", json!({"city": "Paris"}))],
         },
         ToolCallScript {
             trigger: "notes",
-            tool: "delete_all_notes",
-            arguments: json!({}),
+            calls: vec![("delete_all_notes", json!({}))],
+        },
+        ToolCallScript {
+            trigger: "vault",
+            calls: vec![
+                ("unlock", json!({})),
+                ("secret_echo", json!({"text": "open sesame"})),
+            ],
         },
     ]
 }
@@ -288,4 +321,104 @@ async fn copilot_reads_the_config_file() {
         !Path::new(path).exists(),
         "the config file went with the guard"
     );
+}
+
+/// The prompt of the mid-turn change: `unlock` adds `secret_echo`, which
+/// the model calls in its very next request if Copilot offers it there.
+const VAULT: &str = "Open the vault and echo a secret.";
+
+/// 2026-07-28 (Copilot settles on it by `server/discover`): the notice on
+/// `subscriptions/listen` is written before `unlock`'s result, Copilot
+/// re-lists before its next model request, and the model calls
+/// `secret_echo` in the same turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_calls_a_tool_added_mid_turn() {
+    let Some(turn) = copilot_turn(&["--prompt", VAULT]).await else {
+        return;
+    };
+    assert_same_turn(&turn);
+    println!("{}", turn.stdout);
+}
+
+/// The 2025 path, through a forwarder that refuses `server/discover` as a
+/// 2025-only server does: Copilot falls back to `initialize`, gets an
+/// `Mcp-Session-Id`, opens that session's `GET` stream, receives the
+/// notice there before `unlock`'s result, and calls `secret_echo` in the
+/// same turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
+    let Some(copilot) = copilot().await else {
+        return;
+    };
+    let _one = COPILOT.lock().await;
+    let model = ScriptedModel::start(script()).await;
+    let proxy = LegacyOnlyProxy::start().await;
+    let via = proxy.addr.to_string();
+    let turn = run_turn(
+        &copilot,
+        &model,
+        &["--prompt", VAULT, "--mcp-via", &via],
+        |line| {
+            if let Some(rest) = line.strip_prefix("[host] the agent is given ") {
+                let upstream = rest.rsplit(' ').next().unwrap();
+                let addr = upstream
+                    .trim_start_matches("http://")
+                    .trim_end_matches("/mcp");
+                proxy.forward_to(addr.parse().expect("the host's address"));
+            }
+        },
+    )
+    .await;
+    assert_same_turn(&turn);
+    let seen = proxy.seen();
+    let first = |method: &str| seen.iter().position(|m| m == method);
+    assert_eq!(
+        seen.first().map(String::as_str),
+        Some("server/discover"),
+        "{seen:?}"
+    );
+    let initialized = first("notifications/initialized").expect("the 2025 handshake");
+    let get = first("GET").expect("a GET stream was opened");
+    assert!(get > initialized, "{seen:?}");
+    let calls: Vec<usize> = (0..seen.len())
+        .filter(|&i| seen[i] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "unlock, then secret_echo: {seen:?}");
+    assert!(
+        seen[calls[0]..calls[1]].iter().any(|m| m == "tools/list"),
+        "re-listed between the two calls: {seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|m| m == "subscriptions/listen"),
+        "the 2025 path: {seen:?}"
+    );
+    println!("{}\nthe forwarder saw: {seen:?}", turn.stdout);
+}
+
+/// `unlock` then `secret_echo`, both served, and `secret_echo` offered in
+/// the model request right after `unlock`'s result: the same turn.
+fn assert_same_turn(turn: &Turn) {
+    turn.assert_has("[host] tool call unlock {}");
+    turn.assert_has(r#"[host] tool call secret_echo {"text":"open sesame"}"#);
+    turn.assert_has("[host] calls served: 2");
+    let offered = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(turn.requests.len(), 3, "unlock, secret_echo, the answer");
+    assert!(
+        !offered(&turn.requests[0]).contains(&"demo-secret_echo".to_owned()),
+        "locked at first"
+    );
+    assert!(
+        offered(&turn.requests[1]).contains(&"demo-secret_echo".to_owned()),
+        "offered right after unlock: {:?}",
+        offered(&turn.requests[1])
+    );
+    turn.assert_has("[agent] The tool said: From the vault: open sesame");
+    turn.assert_has("[turn] end_turn");
 }

@@ -8,6 +8,7 @@
 pub mod counting_alloc;
 pub mod hostile;
 mod http;
+pub mod legacy_only_proxy;
 pub mod processes;
 pub mod scripted_model;
 mod surface;

@@ -2,11 +2,14 @@
 //! offline: `POST …/chat/completions`, answered as a stream of
 //! `chat.completion.chunk` events.
 //!
-//! The script: when the conversation's last message is a tool result, the
-//! answer is text that quotes it (`The tool said: …`); otherwise it is a
-//! call of the offered tool whose name ends in `-TOOL` (agents prefix the
-//! MCP server's name), with the arguments the script gives for that
-//! prompt. Every request body is kept, for the test to look at.
+//! The script: for a prompt that contains a step's trigger, the model makes
+//! that step's calls one after the other, one per request (the offered tool
+//! whose name ends in `-TOOL`: agents prefix the MCP server's name), each
+//! as soon as the previous one's result is in the conversation; once all
+//! are made, the answer is text that quotes the last tool result (`The
+//! tool said: …`). A call whose tool is not offered in that request ends
+//! the turn with text that says so. Every request body is kept, for the
+//! test to look at.
 //!
 //! HTTP/1.1 over a plain socket, one request per connection
 //! (`Connection: close`), bodies with `Content-Length`: what the agent's
@@ -20,13 +23,12 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// What the model does for a prompt that contains `trigger`: call `tool`
-/// with `arguments`.
+/// What the model does for a prompt that contains `trigger`: call each
+/// `(tool, arguments)` of `calls` in turn.
 #[derive(Clone)]
 pub struct ToolCallScript {
     pub trigger: &'static str,
-    pub tool: &'static str,
-    pub arguments: Value,
+    pub calls: Vec<(&'static str, Value)>,
 }
 
 /// A running scripted endpoint.
@@ -139,48 +141,53 @@ fn answer(body: &Value, script: &[ToolCallScript]) -> Vec<Value> {
         json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
     };
-    if let Some(last) = messages.last().filter(|m| m["role"] == "tool") {
-        let text = format!("The tool said: {}", last["content"].as_str().unwrap_or(""));
-        return vec![
+    let since_prompt = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .map_or(&messages[..], |at| &messages[at..]);
+    let prompt = since_prompt
+        .first()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    let results = since_prompt.iter().filter(|m| m["role"] == "tool").count();
+    let calls = script
+        .iter()
+        .find(|s| prompt.contains(s.trigger))
+        .map_or(&[][..], |s| &s.calls[..]);
+    let text = |text: String| {
+        vec![
             chunk(json!({"role": "assistant", "content": ""}), Value::Null),
             chunk(json!({"content": text}), Value::Null),
             chunk(json!({}), json!("stop")),
-        ];
-    }
-    let prompt = messages
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("");
-    let offered = |suffix: &str| {
-        body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find_map(|t| {
-                let name = t["function"]["name"].as_str()?;
-                name.ends_with(&format!("-{suffix}"))
-                    .then(|| name.to_owned())
-            })
+        ]
     };
-    let planned = script.iter().find(|s| prompt.contains(s.trigger));
-    match planned.and_then(|s| offered(s.tool).map(|name| (name, s))) {
-        Some((name, step)) => vec![
+    let Some((tool, arguments)) = calls.get(results) else {
+        return match since_prompt.last().filter(|m| m["role"] == "tool") {
+            Some(last) => text(format!(
+                "The tool said: {}",
+                last["content"].as_str().unwrap_or("")
+            )),
+            None => text("No scripted tool was offered.".to_owned()),
+        };
+    };
+    let offered = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|t| {
+            let name = t["function"]["name"].as_str()?;
+            name.ends_with(&format!("-{tool}")).then(|| name.to_owned())
+        });
+    match offered {
+        Some(name) => vec![
             chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                        "function": {"name": name, "arguments": step.arguments.to_string()}}]}),
+                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": format!("call_{}", results + 1), "type": "function",
+                        "function": {"name": name, "arguments": arguments.to_string()}}]}),
                 Value::Null,
             ),
             chunk(json!({}), json!("tool_calls")),
         ],
-        // No scripted tool offered: say so, so the test's failure shows it.
-        None => vec![
-            chunk(
-                json!({"role": "assistant", "content": "No scripted tool was offered."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ],
+        // Not offered: say so, so the test's failure shows it.
+        None => text(format!("The scripted tool {tool} was not offered.")),
     }
 }
