@@ -14,8 +14,11 @@
 //! - sequential: one keep-alive connection, `CALLS` calls per server per
 //!   round; the host with 1 and with 100,000 live sessions, with a stream
 //!   of list changes open on its session (`host_listening`), and with every
-//!   call naming an MCP session (`Mcp-Session-Id`, `host_session_id`); each
-//!   of the last two also as a ratio to `host_1`;
+//!   call naming an MCP session (`Mcp-Session-Id`, `host_session_id`), and
+//!   with the same `MCP-Protocol-Version` header but no id
+//!   (`host_versioned`); each of the last three also as a ratio to
+//!   `host_1`, and `host_session_id` to `host_versioned` (the id's own
+//!   cost: its header, its lookup);
 //! - 32 connections: the same, 32 keep-alive connections at once;
 //! - a wrong bearer next to a right one, each on a fresh connection per
 //!   request (the host closes a connection it refused, so that is what an
@@ -56,8 +59,8 @@ struct Server {
     label: &'static str,
     addr: SocketAddr,
     authorization: String,
-    /// The MCP session its calls name, if any.
-    mcp_session: Option<String>,
+    /// Headers its calls add: an MCP session's id, a protocol version.
+    headers: Vec<(&'static str, String)>,
     schedstat: PathBuf,
 }
 
@@ -86,7 +89,7 @@ fn host_server(label: &'static str, sessions: usize) -> Server {
             label,
             addr: host.local_addr(),
             authorization: authorization(&open[sessions / 2]),
-            mcp_session: None,
+            headers: Vec::new(),
             schedstat: own_schedstat(),
         };
         (server, Box::new((host, open)) as Box<dyn std::any::Any>)
@@ -100,7 +103,7 @@ fn floor_server(label: &'static str, parse: bool) -> Server {
             label,
             addr,
             authorization: String::new(),
-            mcp_session: None,
+            headers: Vec::new(),
             schedstat: own_schedstat(),
         };
         (server, Box::new(()) as Box<dyn std::any::Any>)
@@ -119,7 +122,7 @@ fn measure(
         let mut clients = Vec::with_capacity(connections);
         for _ in 0..connections {
             let client = Client::connect(server.addr, &server.authorization).await;
-            clients.push(client.in_mcp_session(server.mcp_session.as_deref()));
+            clients.push(client.with_headers(&server.headers));
         }
         // One call each first, so connection set-up is not counted.
         for client in &mut clients {
@@ -214,7 +217,8 @@ fn rounds(
     let index = |label: &str| servers.iter().position(|s| s.label == label).unwrap();
     for host in servers.iter().filter(|s| s.label.starts_with("host")) {
         let against: &[&str] = match host.label {
-            "host_listening" | "host_session_id" => &["floor_a", "floor_b", "host_1"],
+            "host_listening" | "host_versioned" => &["floor_a", "floor_b", "host_1"],
+            "host_session_id" => &["floor_a", "floor_b", "host_1", "host_versioned"],
             _ => &["floor_a", "floor_b"],
         };
         for &floor in against {
@@ -248,6 +252,7 @@ fn main() {
         host_server("host_100000", 100_000),
         host_server("host_listening", 1),
         host_server("host_session_id", 1),
+        host_server("host_versioned", 1),
         floor_server("floor_a", false),
         floor_server("floor_b", true),
     ];
@@ -259,9 +264,13 @@ fn main() {
         let id = mint_mcp_session(listening.addr, &listening.authorization).await;
         open_listener(listening.addr, &listening.authorization, &id).await
     });
+    // `host_versioned`'s calls carry the same `MCP-Protocol-Version`
+    // without an id: what the id's lookup adds is the ratio of the two.
     let naming = &servers[3];
     let id = runtime.block_on(mint_mcp_session(naming.addr, &naming.authorization));
-    servers[3].mcp_session = Some(id);
+    let version = ("mcp-protocol-version", MCP_SESSION_VERSION.to_owned());
+    servers[3].headers = vec![("mcp-session-id", id), version.clone()];
+    servers[4].headers = vec![version];
     let (rounds_run, calls) = if bench {
         (ROUNDS, CALLS)
     } else {

@@ -25,12 +25,15 @@
 //!    instead of the host's own: a forwarder in front of the host (the
 //!    tests put one there that refuses `server/discover`, as a 2025-only
 //!    server does, to drive the agent's 2025 path).
-//! 3. `session/prompt`, printing each `session/update` as it arrives:
+//! 3. A wait of up to 10 s for the agent's first `tools/list`
+//!    (`ToolSession::first_listing`), and a line that says whether it
+//!    came: a prompt sent before it may run without the tools.
+//! 4. `session/prompt`, printing each `session/update` as it arrives:
 //!    message and thought chunks, tool calls and their status, plans.
 //!    `session/request_permission` is answered by `--permission`: allow
 //!    once (the default) or deny. Other agent requests (file system,
 //!    terminal) are refused: this client declares neither capability.
-//! 4. When the turn ends, the guard is dropped (the bearer dies, and any
+//! 5. When the turn ends, the guard is dropped (the bearer dies, and any
 //!    config file with it) and `calls_served()` is printed.
 //!
 //! Output lines start with a tag: `[agent]` (the agent's text), `[thought]`,
@@ -57,6 +60,10 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// How long one turn may take, from spawning the agent to its last answer.
 const TURN_LIMIT: Duration = Duration::from_secs(300);
+
+/// How long to wait after `session/new` for the agent's first `tools/list`
+/// before prompting.
+const LISTING_WAIT: Duration = Duration::from_secs(10);
 
 #[tokio::main]
 async fn main() {
@@ -187,6 +194,7 @@ async fn run(args: Args) -> Result<(), String> {
             json!({"cwd": cwd, "mcpServers": mcp_servers}),
         )
         .await?;
+    wait_for_first_listing(&session).await;
     let prompt =
         json!({"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": args.prompt}]});
     let result = agent.request("session/prompt", prompt).await?;
@@ -205,6 +213,25 @@ async fn run(args: Args) -> Result<(), String> {
         let _ = std::fs::remove_dir(dir);
     }
     Ok(())
+}
+
+/// Waits, up to [`LISTING_WAIT`], until the agent has listed the tools,
+/// and says whether it did: an agent may answer `session/new` before its
+/// MCP client has connected, and one that dropped the server says nothing.
+/// The turn goes ahead either way.
+async fn wait_for_first_listing(session: &ToolSession) {
+    let since = std::time::Instant::now();
+    match tokio::time::timeout(LISTING_WAIT, session.first_listing()).await {
+        Ok(()) => println!(
+            "[host] the agent listed the tools {} ms after session/new",
+            since.elapsed().as_millis()
+        ),
+        Err(_) => println!(
+            "[host] no tools/list within {} s of session/new: the agent has not taken the tools \
+             (an untrusted workspace, a refused bearer, a dropped server?); prompting anyway",
+            LISTING_WAIT.as_secs()
+        ),
+    }
 }
 
 /// Writes the session's config file for `runner` into a directory of this

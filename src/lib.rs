@@ -159,6 +159,7 @@ mod json_out;
 mod json_scan;
 mod jsonrpc;
 mod list_changed;
+mod listings;
 mod log_level;
 mod logging;
 mod mcp;

@@ -169,6 +169,49 @@ impl ToolSession {
         self.state.calls_served.load(Ordering::Relaxed)
     }
 
+    /// `tools/list` requests this session has answered with its surface's
+    /// tools (in either era, on any of its connections).
+    pub fn listings_served(&self) -> u64 {
+        self.state.listings.served()
+    }
+
+    /// Resolves once an agent has listed this session's tools: at once if
+    /// one already has. Never resolves if none does, so bound it with a
+    /// timeout of your own.
+    ///
+    /// An ACP agent may answer `session/new` before its MCP client has
+    /// listed the tools, and one that drops the server (an untrusted
+    /// workspace, a refused bearer) says nothing. Awaited between
+    /// `session/new` and `session/prompt`, this tells the caller that the
+    /// agent took its tools before the turn begins, or, on the timeout,
+    /// that it did not (yet). Agents that list only once prompted (none
+    /// of those tested does) would hit the timeout every turn.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), embacle_tool_host::Error> {
+    /// use std::{sync::Arc, time::Duration};
+    /// use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+    /// use serde_json::Value;
+    ///
+    /// let host = ToolHost::bind(ToolHostConfig::default()).await?;
+    /// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
+    /// let session = host.open_session(Arc::new(surface))?;
+    /// // … `session/new` with `session.mcp_servers()` …
+    /// let listed = tokio::time::timeout(Duration::from_millis(50), session.first_listing()).await;
+    /// if listed.is_err() {
+    ///     eprintln!("the agent has not listed the tools: it may run this turn without them");
+    /// }
+    /// assert_eq!(session.listings_served(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn first_listing(&self) {
+        self.state.listings.first().await;
+    }
+
     /// Revokes the session like `drop`, then waits until the calls it
     /// cancelled have let go, and returns the final [`calls_served`].
     ///

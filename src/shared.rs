@@ -18,6 +18,7 @@ use crate::config::ToolHostConfig;
 use crate::entry::EntryGate;
 use crate::in_flight::InFlightCalls;
 use crate::list_changed::{Latch, ListChanges};
+use crate::listings::Listings;
 use crate::log_level::SessionLogLevel;
 use crate::mcp_session::McpSessions;
 use crate::revocation::{RevocationSlab, SlotRef};
@@ -108,6 +109,7 @@ impl Shared {
             log_level: SessionLogLevel::default(),
             surface,
             calls_served: AtomicU64::new(0),
+            listings: Listings::default(),
             id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
             in_flight: InFlightCalls::default(),
             entry: EntryGate::default(),
@@ -166,6 +168,8 @@ fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
 pub(crate) struct SessionState {
     pub(crate) surface: Arc<dyn DynSurface>,
     pub(crate) calls_served: AtomicU64,
+    /// The `tools/list` requests answered, and the wait for the first.
+    pub(crate) listings: Listings,
     pub(crate) id: SessionId,
     /// The session's calls in flight, for cancellation.
     pub(crate) in_flight: InFlightCalls,

@@ -231,6 +231,12 @@ async fn copilot_calls_a_tool_and_quotes_it() {
     // The host's side.
     turn.assert_has(r#"[host] tool call get_weather {"city":"Paris"}"#);
     turn.assert_has("[host] calls served: 1");
+    assert_eq!(
+        turn.lines("[host] the agent listed the tools ").len(),
+        1,
+        "Copilot lists before the prompt: {}",
+        turn.stdout
+    );
     // The agent's side.
     let offered: Vec<&str> = turn.requests[0]["tools"]
         .as_array()

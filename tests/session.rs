@@ -4,6 +4,7 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use embacle_tool_host::{StaticSurface, Tool, ToolHostConfig};
 use serde_json::{json, Value};
@@ -74,6 +75,40 @@ async fn ids_and_counts() {
     assert_eq!(host.open_sessions(), 5);
     drop(sessions);
     assert_eq!(host.open_sessions(), 0);
+}
+
+/// `first_listing` waits for an agent's first `tools/list` (legacy or
+/// modern), not for other requests or another session's listing;
+/// `listings_served` counts the listings of this session only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_listing_waits_for_this_sessions_tools_list() {
+    let fx = Fixture::new().await;
+    let other = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let waiter = async {
+        fx.session().first_listing().await;
+        fx.session().listings_served()
+    };
+    let agent = async {
+        assert_eq!(fx.ping().await.status, 200);
+        assert_eq!(fx.call(1, "echo", json!({"text": "hi"})).await.status, 200);
+        let other_listing = rpc(
+            fx.addr,
+            &bearer_of(&other),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(other_listing.status, 200);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(fx.session().listings_served(), 0, "not yet listed");
+        assert_eq!(other.listings_served(), 1);
+        assert_eq!(fx.list().await.status, 200);
+    };
+    let (seen, ()) = within(async { tokio::join!(waiter, agent) }).await;
+    assert_eq!(seen, 1);
+    let modern = fx.modern(&modern_body(3, "tools/list", json!({}))).await;
+    assert_eq!(modern.status, 200);
+    assert_eq!(fx.session().listings_served(), 2);
+    within(fx.session().first_listing()).await; // at once, now
 }
 
 /// A slot reused by a new session never accepts the old session's bearer.

@@ -137,8 +137,8 @@ pub struct Client {
     sender: SendRequest<Full<Bytes>>,
     host: String,
     authorization: String,
-    /// The MCP session every call names, with its negotiated version.
-    mcp_session: Option<String>,
+    /// Headers every call adds (an MCP session's id, a protocol version).
+    headers: Vec<(&'static str, String)>,
 }
 
 impl Client {
@@ -154,14 +154,15 @@ impl Client {
             sender,
             host: addr.to_string(),
             authorization: authorization.to_owned(),
-            mcp_session: None,
+            headers: Vec::new(),
         }
     }
 
-    /// Names MCP session `id` on every call, with `MCP-Protocol-Version`,
-    /// as a client of a minted session does (Copilot, the SDKs).
-    pub fn in_mcp_session(mut self, id: Option<&str>) -> Self {
-        self.mcp_session = id.map(str::to_owned);
+    /// Adds `headers` to every call: `Mcp-Session-Id` and
+    /// `MCP-Protocol-Version`, say, as a client of a minted session sends
+    /// (Copilot, the SDKs).
+    pub fn with_headers(mut self, headers: &[(&'static str, String)]) -> Self {
+        self.headers = headers.to_vec();
         self
     }
 
@@ -172,10 +173,8 @@ impl Client {
             .header("authorization", &self.authorization)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream");
-        if let Some(id) = &self.mcp_session {
-            request = request
-                .header("mcp-session-id", id)
-                .header("mcp-protocol-version", MCP_SESSION_VERSION);
+        for (name, value) in &self.headers {
+            request = request.header(*name, value);
         }
         let request = request
             .body(Full::new(Bytes::from_static(CALL.as_bytes())))
