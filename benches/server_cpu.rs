@@ -31,8 +31,9 @@
 //!
 //! For callgrind, `server_cpu serve host|floor_a|floor_b` runs one server
 //! until its stdin closes, printing `ADDR AUTHORIZATION` first, and
-//! `server_cpu drive ADDR AUTHORIZATION N` makes N sequential calls from
-//! another process; `scripts/perf-report` runs the first under valgrind at
+//! `server_cpu drive ADDR AUTHORIZATION N [versioned|session]` makes N
+//! sequential calls from another process (with `MCP-Protocol-Version`, or
+//! with that and an `Mcp-Session-Id` it mints first); `scripts/perf-report` runs the first under valgrind at
 //! two values of N, which gives the server's own instructions per call.
 
 mod common;
@@ -244,7 +245,10 @@ fn main() {
         .collect();
     match args.first().map(String::as_str) {
         Some("serve") => return serve(args.get(1).map(String::as_str).unwrap_or("host")),
-        Some("drive") => return drive(&args[1], &args[2], args[3].parse().unwrap()),
+        Some("drive") => {
+            let headers = args.get(4).map(String::as_str);
+            return drive(&args[1], &args[2], args[3].parse().unwrap(), headers);
+        }
         _ => {}
     }
     let mut servers = [
@@ -344,7 +348,7 @@ fn serve(label: &str) {
 }
 
 /// `drive ADDR AUTHORIZATION N`: N sequential calls.
-fn drive(addr: &str, authorization: &str, calls: usize) {
+fn drive(addr: &str, authorization: &str, calls: usize, headers: Option<&str>) {
     let authorization = if authorization == "-" {
         ""
     } else {
@@ -352,7 +356,20 @@ fn drive(addr: &str, authorization: &str, calls: usize) {
     };
     let runtime = client_runtime();
     runtime.block_on(async {
-        let mut client = Client::connect(addr.parse().unwrap(), authorization).await;
+        let addr = addr.parse().unwrap();
+        let version = ("mcp-protocol-version", MCP_SESSION_VERSION.to_owned());
+        let headers = match headers {
+            None => vec![],
+            Some("versioned") => vec![version],
+            Some("session") => {
+                let id = mint_mcp_session(addr, authorization).await;
+                vec![("mcp-session-id", id), version]
+            }
+            Some(other) => panic!("drive takes versioned or session, not {other}"),
+        };
+        let mut client = Client::connect(addr, authorization)
+            .await
+            .with_headers(&headers);
         for _ in 0..calls {
             client.call().await;
         }

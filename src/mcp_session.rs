@@ -25,7 +25,10 @@
 //!
 //! Ids are compared in constant time anyway: cheap, and it keeps one
 //! client's handle from being learnt a byte at a time by another that holds
-//! the same bearer.
+//! the same bearer. Each comparison XORs the id as two 128-bit halves and
+//! asks `subtle` once whether anything differs, rather than comparing 32
+//! bytes one by one: `subtle` fences every byte it compares, which made the
+//! byte-wise loop most of the lookup's cost.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -144,12 +147,16 @@ impl McpSessions {
 
     /// The open MCP session with this id, if any.
     pub(crate) fn find(&self, id: &[u8]) -> Option<Arc<McpSession>> {
-        if id.len() != ID_LEN {
-            return None;
-        }
+        let presented = halves(id.try_into().ok()?);
         self.open()
             .iter()
-            .find(|session| bool::from(session.id.ct_eq(id)))
+            .find(|session| {
+                let (low, high) = halves(&session.id);
+                let differ = (low ^ presented.0) | (high ^ presented.1);
+                // subtle compares u128 only with its `i128` feature: fold.
+                let folded = (differ >> 64) as u64 | differ as u64;
+                bool::from(folded.ct_eq(&0))
+            })
             .cloned()
     }
 
@@ -173,6 +180,13 @@ impl McpSessions {
     pub(crate) fn len(&self) -> usize {
         self.open().len()
     }
+}
+
+/// An id's text as two integers, for a comparison in two steps.
+fn halves(id: &[u8; ID_LEN]) -> (u128, u128) {
+    let (low, high) = id.split_at(ID_LEN / 2);
+    let half = |bytes: &[u8]| u128::from_le_bytes(bytes.try_into().expect("half of 32"));
+    (half(low), half(high))
 }
 
 /// Lower-case hex of 16 bytes.

@@ -198,6 +198,24 @@ impl ToolOutcome {
         }
     }
 
+    /// Whether this is a success whose result in revision `era`, which
+    /// defines `structuredContent`, would carry none.
+    pub(crate) fn lacks_structured_content(&self, era: Era) -> bool {
+        match &self.kind {
+            OutcomeKind::Result {
+                structured,
+                is_error: false,
+                ..
+            } => {
+                era.has_structured_content()
+                    && !structured
+                        .as_ref()
+                        .is_some_and(|json| era.carries_structured(json))
+            }
+            _ => false,
+        }
+    }
+
     /// Writes the members of the `tools/call` result object of a success or
     /// a refusal (`"content":[…]`, then `structuredContent` and `isError`
     /// when they apply), without the braces. A failure has no result and

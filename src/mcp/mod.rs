@@ -546,7 +546,7 @@ async fn list_tools(
     let Ok(tools) = CatchUnwind::new(lease.session.surface.list_tools()).await else {
         return respond.error(out, &surface_panicked());
     };
-    lease.session.listings.record();
+    lease.session.listings.record(&tools, respond.era);
     respond.result(out, ResultKind::Listing, |out| {
         out.extend_from_slice(b"\"tools\":[");
         for (i, tool) in tools.iter().enumerate() {

@@ -313,6 +313,7 @@ async fn run(
         Invocation::Cancelled => return CallEnd::Cancelled,
         Invocation::Answered(outcome) => match outcome.failure_message() {
             None => {
+                let outcome = keep_output_schema_promise(lease, name, era, outcome);
                 respond.result(out, ResultKind::Plain, |out| {
                     outcome.write_members(out, era)
                 });
@@ -334,6 +335,28 @@ async fn run(
     };
     respond.error(out, &error);
     CallEnd::Answered
+}
+
+/// A success without `structuredContent` from a tool the client listed
+/// with an `outputSchema` is an error in the client (see `listings.rs`),
+/// which some agents report as a failed call and others as a broken
+/// server. It is served instead as a refusal that says what is wrong: a
+/// result every client accepts and passes to its model, and a message the
+/// surface's author can act on.
+fn keep_output_schema_promise(
+    lease: &Lease,
+    name: &str,
+    era: Era,
+    outcome: ToolOutcome,
+) -> ToolOutcome {
+    if outcome.lacks_structured_content(era) && lease.session.listings.declared_output_schema(name)
+    {
+        return ToolOutcome::refused(format!(
+            "tool {name} declares an outputSchema but returned no structured content \
+             (its surface must return it: ToolOutcome::json or OutcomeBuilder::structured)"
+        ));
+    }
+    outcome
 }
 
 /// What invoking the surface came to.
