@@ -252,7 +252,7 @@ fn hand_over_in_a_file(
     let path = session
         .write_mcp_config(runner, &dir)
         .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
-    agent_command.extend(runner.config_args(&path));
+    agent_command.extend(runner.config_args(&path).into_iter().flatten());
     println!("[host] MCP config for {runner} in {}", path.display());
     Ok(dir)
 }

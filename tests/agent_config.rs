@@ -58,15 +58,25 @@ async fn config_shapes() {
     let url = format!("http://{}/mcp", fixture.addr);
     let headers = json!({"Authorization": fixture.auth()});
     assert_eq!(
-        servers.config_for(Runner::ClaudeCode),
+        servers.config_for(Runner::ClaudeCode).unwrap(),
         json!({"mcpServers": {"dravr": {"type": "http", "url": url, "headers": headers}}})
     );
     assert_eq!(
-        servers.config_for(Runner::CopilotCli),
+        servers.config_for(Runner::CopilotCli).unwrap(),
         json!({"mcpServers": {"dravr": {"type": "http", "url": url, "headers": headers, "tools": ["*"]}}})
     );
-    assert_eq!(Runner::ClaudeCode.config_flag(), "--mcp-config");
-    assert_eq!(Runner::CopilotCli.config_flag(), "--additional-mcp-config");
+    assert_eq!(Runner::ClaudeCode.config_flag(), Some("--mcp-config"));
+    assert_eq!(
+        Runner::CopilotCli.config_flag(),
+        Some("--additional-mcp-config")
+    );
+    // Gemini CLI and Codex take the server from ACP session/new only.
+    for runner in [Runner::GeminiCli, Runner::Codex] {
+        assert_eq!(runner.config_flag(), None);
+        let err = servers.config_for(runner).unwrap_err();
+        assert!(err.is_unsupported_agent(), "{err}");
+        assert!(err.to_string().contains("session/new"), "{err}");
+    }
 }
 
 /// The file holds the runner's JSON, is its owner's alone, never lands on
@@ -83,7 +93,8 @@ async fn config_files_live_as_long_as_the_session() {
         let path = session.write_mcp_config(runner, &dir).unwrap();
         assert!(path.starts_with(&dir));
         let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(written, fixture.session().mcp_servers().config_for(runner));
+        let expected = fixture.session().mcp_servers().config_for(runner);
+        assert_eq!(written, expected.unwrap());
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -93,6 +104,11 @@ async fn config_files_live_as_long_as_the_session() {
         paths.push(path);
     }
     assert_ne!(paths[1], paths[2], "each file gets a fresh name");
+    let err = fixture
+        .session_mut()
+        .write_mcp_config(Runner::GeminiCli, &dir)
+        .unwrap_err();
+    assert!(err.is_unsupported_agent(), "{err}");
     let missing = dir.join("no-such-dir");
     let err = fixture
         .session_mut()
@@ -113,13 +129,18 @@ async fn config_files_live_as_long_as_the_session() {
 }
 
 /// The host's default server name leaves room for the tool names
-/// `host_tools` serves, under both prefix schemes.
+/// `host_tools` serves, under every agent's prefix scheme.
 #[tokio::test]
 async fn tool_name_check_uses_the_real_prefix() {
     let config = ToolHostConfig::default();
     let tools = RecordingSurface::new();
     let listed = embacle_tool_host::ToolSurface::list_tools(&*tools).await;
-    for runner in [Runner::ClaudeCode, Runner::CopilotCli] {
+    for runner in [
+        Runner::ClaudeCode,
+        Runner::CopilotCli,
+        Runner::GeminiCli,
+        Runner::Codex,
+    ] {
         runner
             .check_tool_names(&config.server_name, &listed)
             .unwrap();
