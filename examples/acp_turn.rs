@@ -1,13 +1,45 @@
 //! One whole ACP turn: host demo tools, start an ACP agent, give it this
-//! host's MCP server in `session/new`, send one prompt, print what the
-//! agent does, then revoke the bearer and say how many calls the tools
-//! served.
+//! host's MCP server in `session/new`, send a prompt, print what the agent
+//! does, then revoke the bearer and say how many calls the tools served.
 //!
 //! ```text
-//! cargo run --example acp_turn -- [--prompt TEXT] [--permission allow|deny]
+//! cargo run --example acp_turn -- [--prompt TEXT]... [--permission allow|deny]
 //!     [--config-file copilot-cli] [--mcp-via HOST:PORT] -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
+//!
+//! `--prompt` may be given more than once: each is one turn, in order, in
+//! the same ACP session.
+//!
+//! # Agents
+//!
+//! Each agent tested (`tests/agent_*.rs`, versions pinned in
+//! `tests/acp-agent`), with its command line and what it needs in its
+//! environment; the tests run each offline, against a scripted model of its
+//! provider's API:
+//!
+//! - **GitHub Copilot CLI**: `-- copilot --acp` (add `--no-auto-update
+//!   --disable-client-telemetry`). Its own model provider needs a login; a
+//!   bring-your-own-model one takes `COPILOT_PROVIDER_BASE_URL`,
+//!   `COPILOT_PROVIDER_TYPE=openai`, `COPILOT_PROVIDER_API_KEY` and
+//!   `COPILOT_MODEL`.
+//! - **Claude**, through Zed's adapter: `-- claude-agent-acp`, with
+//!   `ANTHROPIC_API_KEY` (or `ANTHROPIC_BASE_URL` for another endpoint).
+//!   `DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1
+//!   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` keep it quiet; as root,
+//!   `IS_SANDBOX` must be unset or `1`, or the CLI exits and `session/new`
+//!   fails. It asks permission for every MCP call.
+//! - **Gemini CLI**: `-- gemini --acp`, with `GEMINI_API_KEY` (or
+//!   `GOOGLE_GEMINI_BASE_URL`) and **`GEMINI_CLI_TRUST_WORKSPACE=true`**
+//!   (or `--skip-trust`): in a workspace it does not trust, it drops every
+//!   ACP MCP server without a word, and the first-listing wait below says
+//!   so. `privacy.usageStatisticsEnabled: false` in its settings stops its
+//!   usage statistics; `GEMINI_CLI_NO_RELAUNCH=true` saves a second Node
+//!   process. It asks permission for every MCP call.
+//! - **Codex**, through Zed's adapter: `-- codex-acp` (better, the native
+//!   binary it wraps, which a kill reaches), with `CODEX_HOME` holding a
+//!   `config.toml` whose provider has `wire_api = "responses"`. It asks
+//!   approval for tools without `readOnlyHint` only.
 //!
 //! The agent is spawned with this process's environment and spoken to in
 //! ACP v1 over its stdio (JSON-RPC 2.0, one message per line), written by
@@ -28,7 +60,7 @@
 //! 3. A wait of up to 10 s for the agent's first `tools/list`
 //!    (`ToolSession::first_listing`), and a line that says whether it
 //!    came: a prompt sent before it may run without the tools.
-//! 4. `session/prompt`, printing each `session/update` as it arrives:
+//! 4. `session/prompt` (once per `--prompt`), printing each `session/update` as it arrives:
 //!    message and thought chunks, tool calls and their status, plans.
 //!    `session/request_permission` is answered by `--permission`: allow
 //!    once (the default) or deny. Other agent requests (file system,
@@ -87,12 +119,13 @@ async fn main() {
     }
 }
 
-const USAGE: &str = "usage: acp_turn [--prompt TEXT] [--permission allow|deny] \
+const USAGE: &str = "usage: acp_turn [--prompt TEXT]... [--permission allow|deny] \
 [--config-file copilot-cli] [--mcp-via HOST:PORT] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
-    prompt: String,
+    /// One turn each, in order; a default question when none is given.
+    prompts: Vec<String>,
     allow: bool,
     config_file: Option<Runner>,
     mcp_via: Option<String>,
@@ -102,7 +135,7 @@ struct Args {
 impl Args {
     fn parse(mut args: impl Iterator<Item = String>) -> Result<Self, String> {
         let mut parsed = Self {
-            prompt: "What is the weather in Paris? Use the tools you have.".to_owned(),
+            prompts: Vec::new(),
             allow: true,
             config_file: None,
             mcp_via: None,
@@ -111,7 +144,7 @@ impl Args {
         while let Some(arg) = args.next() {
             let mut value = || args.next().ok_or(format!("{arg} needs a value"));
             match arg.as_str() {
-                "--prompt" => parsed.prompt = value()?,
+                "--prompt" => parsed.prompts.push(value()?),
                 "--permission" => {
                     parsed.allow = match value()?.as_str() {
                         "allow" => true,
@@ -137,6 +170,10 @@ impl Args {
         }
         if parsed.agent.is_empty() {
             return Err("no agent command after --".to_owned());
+        }
+        if parsed.prompts.is_empty() {
+            let default = "What is the weather in Paris? Use the tools you have.";
+            parsed.prompts.push(default.to_owned());
         }
         Ok(parsed)
     }
@@ -195,14 +232,16 @@ async fn run(args: Args) -> Result<(), String> {
         )
         .await?;
     wait_for_first_listing(&session).await;
-    let prompt =
-        json!({"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": args.prompt}]});
-    let result = agent.request("session/prompt", prompt).await?;
-    agent.end_chunks();
-    println!(
-        "[turn] {}",
-        result["stopReason"].as_str().unwrap_or("(no stop reason)")
-    );
+    for text in &args.prompts {
+        let prompt =
+            json!({"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": text}]});
+        let result = agent.request("session/prompt", prompt).await?;
+        agent.end_chunks();
+        println!(
+            "[turn] {}",
+            result["stopReason"].as_str().unwrap_or("(no stop reason)")
+        );
+    }
     agent.finish().await;
 
     // The turn is over: revoke the bearer (and remove any config file),
@@ -460,10 +499,12 @@ impl Agent {
     }
 
     /// Closes the agent's stdin (ACP's end of the connection) and waits
-    /// briefly for it to exit.
+    /// briefly for it to exit. Not every agent exits on that (the Claude and
+    /// Codex adapters do not; Gemini CLI not while its MCP stream is open),
+    /// so after two seconds it is killed.
     async fn finish(mut self) {
         drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+        if tokio::time::timeout(Duration::from_secs(2), self.child.wait())
             .await
             .is_err()
         {

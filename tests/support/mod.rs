@@ -5,6 +5,7 @@
 //! allocator.
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
+pub mod agents;
 pub mod counting_alloc;
 pub mod hostile;
 mod http;

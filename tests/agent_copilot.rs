@@ -1,9 +1,8 @@
 //! The whole loop with a real agent: `examples/acp_turn.rs` drives GitHub
-//! Copilot CLI (`copilot --acp`, pinned in `tests/acp-agent`) through one
-//! turn, with no login and no network: Copilot's bring-your-own-model
-//! provider points at a scripted OpenAI-compatible endpoint
-//! (`support::scripted_model`), which calls one of the host's tools and then
-//! answers with text quoting the tool's result.
+//! Copilot CLI (`copilot --acp`, pinned in `tests/acp-agent`) offline:
+//! Copilot's bring-your-own-model provider points at a scripted
+//! OpenAI-compatible endpoint (`support::scripted_model`), which calls one
+//! of the host's tools and then answers with text quoting the tool's result.
 //!
 //! The mid-turn change: `unlock` adds `secret_echo`, and Copilot must offer
 //! it to the model in the request right after `unlock`'s result, on its
@@ -13,192 +12,57 @@
 //! Each test asserts on both sides: what the host's tools saw (the call and
 //! its arguments, `calls_served()`) and what the agent did (its tool-call
 //! updates, the model's second request carrying the tool result, the final
-//! text).
-//!
-//! Needs Node.js and npm, on Unix. `.ci/run` installs the pinned package
-//! and sets `EMBACLE_REQUIRE_AGENT_TESTS=1`, under which a missing Node or
-//! npm fails the tests; elsewhere each test says on the terminal (past the
-//! test harness's capture) that it was skipped, and why, and returns.
-//!
-//! The agent runs with an empty environment but for `PATH` and what the
-//! test sets: nothing of the developer's own Copilot set-up (a
-//! `COPILOT_HOME`, an allow-all setting, a provider, a token) can change
-//! what it does.
+//! text). See `support::agents` for the environment and the skip rule.
 #![cfg(unix)]
 
 mod support;
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
+use std::path::Path;
 
 use serde_json::{json, Value};
+use support::agents::{agents_dir, run_turn, Agent, BearerSeen, Turn, ONE_AT_A_TIME};
 use support::legacy_only_proxy::LegacyOnlyProxy;
-use support::processes::{client_dir, ensure_installed, example_path};
 use support::scripted_model::{ScriptedModel, ToolCallScript};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::Command;
 
-/// Copilot unpacks itself into a cache on first run: one test at a time.
-static COPILOT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// What one turn printed, and what the model endpoint received.
-struct Turn {
-    stdout: String,
-    requests: Vec<Value>,
+/// The `role: tool` message of the model's second request.
+fn tool_result_sent_to_model(turn: &Turn) -> String {
+    assert_eq!(turn.requests.len(), 2, "one tool call, then the answer");
+    let messages = turn.requests[1]["messages"].as_array().unwrap();
+    let tool = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool message");
+    tool["content"].as_str().unwrap().to_owned()
 }
 
-impl Turn {
-    fn lines(&self, tag: &str) -> Vec<&str> {
-        self.stdout.lines().filter(|l| l.starts_with(tag)).collect()
-    }
-
-    fn assert_has(&self, line: &str) {
-        assert!(
-            self.stdout.lines().any(|l| l == line),
-            "no line {line:?} in:\n{}",
-            self.stdout
-        );
-    }
-
-    /// The `role: tool` message of the model's second request.
-    fn tool_result_sent_to_model(&self) -> String {
-        assert_eq!(self.requests.len(), 2, "one tool call, then the answer");
-        let messages = self.requests[1]["messages"].as_array().unwrap();
-        let tool = messages
-            .iter()
-            .find(|m| m["role"] == "tool")
-            .expect("a tool message");
-        tool["content"].as_str().unwrap().to_owned()
-    }
-}
-
-/// The Copilot CLI launcher, installed; `None` (after saying why) when Node
-/// or npm is missing and the tests may skip.
-async fn copilot() -> Option<PathBuf> {
-    for tool in ["node", "npm"] {
-        let found = Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status()
-            .await;
-        if found.is_ok_and(|status| status.success()) {
-            continue;
-        }
-        assert!(
-            std::env::var_os("EMBACLE_REQUIRE_AGENT_TESTS").is_none(),
-            "{tool} is missing, and EMBACLE_REQUIRE_AGENT_TESTS is set"
-        );
-        // Straight to the process's stderr: `eprintln!` would be captured
-        // by the test harness, and the skip would look like a pass.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: {tool} is not installed, so Copilot CLI cannot run; this ACP agent test did not run"
-        );
-        return None;
-    }
-    let dir = client_dir("acp-agent");
-    ensure_installed(&dir, "@github/copilot").await;
-    Some(dir.join("node_modules").join(".bin").join("copilot"))
-}
-
-/// Runs `acp_turn` with `args` against Copilot, offline, with the scripted
-/// model, in an environment of `PATH` and the test's own variables only;
-/// returns what it printed. `on_line` sees each line as it is printed.
-async fn run_turn(
-    copilot: &Path,
-    model: &ScriptedModel,
-    args: &[&str],
-    mut on_line: impl FnMut(&str),
-) -> Turn {
-    let home = TempHome::new();
+/// Copilot CLI, offline, with its provider pointed at `model`.
+fn copilot(dir: &Path, model: &ScriptedModel) -> Agent {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
-    let mut command = Command::new(example_path("acp_turn"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(args)
-        .arg("--")
-        .arg(copilot)
-        .args([
-            "--acp",
-            "--no-auto-update",
-            "--disable-client-telemetry",
-            "--no-custom-instructions",
-        ])
-        .current_dir(&home.0)
-        .env("HOME", &home.0)
-        .env("COPILOT_CACHE_HOME", &cache)
+    let copilot = dir.join("node_modules").join(".bin").join("copilot");
+    let args = [
+        "--acp",
+        "--no-auto-update",
+        "--disable-client-telemetry",
+        "--no-custom-instructions",
+    ];
+    let mut command = vec![copilot.into_os_string()];
+    command.extend(args.map(Into::into));
+    Agent::new(command)
+        .env("COPILOT_CACHE_HOME", cache)
         .env("COPILOT_OFFLINE", "true")
         .env("COPILOT_PROVIDER_BASE_URL", model.base_url())
         .env("COPILOT_PROVIDER_TYPE", "openai")
         .env("COPILOT_PROVIDER_API_KEY", "sk-scripted")
         .env("COPILOT_MODEL", "scripted-model")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command.spawn().expect("acp_turn runs");
-    let mut stderr = child.stderr.take().unwrap();
-    let errors = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text).await;
-        text
-    });
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let run = async {
-        let mut stdout = String::new();
-        while let Some(line) = lines.next_line().await.expect("acp_turn's stdout") {
-            on_line(&line);
-            stdout.push_str(&line);
-            stdout.push('\n');
-        }
-        (stdout, child.wait().await.expect("acp_turn exits"))
-    };
-    let (stdout, status) = tokio::time::timeout(Duration::from_secs(180), run)
-        .await
-        .expect("the turn finished within 3 minutes");
-    assert!(
-        status.success(),
-        "acp_turn failed ({status}):\n{stdout}\n{}",
-        errors.await.unwrap()
-    );
-    Turn {
-        stdout,
-        requests: model.requests(),
-    }
-}
-
-/// A fresh `HOME` for the agent, removed when the turn is over, passed or
-/// failed.
-struct TempHome(PathBuf);
-
-impl TempHome {
-    fn new() -> Self {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let home =
-            std::env::temp_dir().join(format!("embacle-acp-home-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&home);
-        std::fs::create_dir_all(&home).unwrap();
-        Self(home)
-    }
-}
-
-impl Drop for TempHome {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// One turn of Copilot, one test at a time, against a fresh scripted
 /// model; `None` when the test is skipped (see [`copilot`]).
 async fn copilot_turn(args: &[&str]) -> Option<Turn> {
-    let copilot = copilot().await?;
-    let _one = COPILOT.lock().await;
+    let dir = agents_dir().await?;
+    let _one = ONE_AT_A_TIME.lock().await;
     let model = ScriptedModel::start(script()).await;
-    Some(run_turn(&copilot, &model, args, |_| {}).await)
+    Some(run_turn(&copilot(&dir, &model), &model, args, |_| {}).await)
 }
 
 fn script() -> Vec<ToolCallScript> {
@@ -255,9 +119,14 @@ async fn copilot_calls_a_tool_and_quotes_it() {
         "a read-only tool is not asked about"
     );
     turn.assert_has("[tool update] call_1 completed: Sunny and 21 °C in Paris");
-    assert_eq!(turn.tool_result_sent_to_model(), "Sunny and 21 °C in Paris");
+    assert_eq!(tool_result_sent_to_model(&turn), "Sunny and 21 °C in Paris");
     turn.assert_has("[agent] The tool said: Sunny and 21 °C in Paris");
     turn.assert_has("[turn] end_turn");
+    assert_eq!(
+        turn.bearer_seen,
+        BearerSeen::default(),
+        "where the bearer showed up"
+    );
     println!("{}", turn.stdout);
 }
 
@@ -272,7 +141,7 @@ async fn copilot_carries_a_refusal_to_the_model() {
     turn.assert_has("[host] calls served: 1");
     turn.assert_has("[permission] delete_all_notes: allow_once");
     let reason = "deleting every note needs the user's confirmation in the app";
-    let sent = turn.tool_result_sent_to_model();
+    let sent = tool_result_sent_to_model(&turn);
     assert!(sent.ends_with(reason), "{sent:?}");
     assert!(
         turn.lines("[tool update] call_1 failed").len() == 1,
@@ -353,15 +222,15 @@ async fn copilot_calls_a_tool_added_mid_turn() {
 /// same turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
-    let Some(copilot) = copilot().await else {
+    let Some(dir) = agents_dir().await else {
         return;
     };
-    let _one = COPILOT.lock().await;
+    let _one = ONE_AT_A_TIME.lock().await;
     let model = ScriptedModel::start(script()).await;
     let proxy = LegacyOnlyProxy::start().await;
     let via = proxy.addr.to_string();
     let turn = run_turn(
-        &copilot,
+        &copilot(&dir, &model),
         &model,
         &["--prompt", VAULT, "--mcp-via", &via],
         |line| {

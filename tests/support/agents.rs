@@ -1,0 +1,394 @@
+//! Real ACP agents, driven offline through `examples/acp_turn.rs`: the
+//! pinned packages (`tests/acp-agent`), each agent's command line and
+//! environment, an isolated home, a proxy sink that records every attempt
+//! to reach beyond the machine, and what a turn printed.
+//!
+//! Every agent runs with an empty environment but for `PATH` and what the
+//! test sets, so nothing of the developer's own set-up (a home directory,
+//! a login, a provider, a token, `IS_SANDBOX`) can change what it does.
+//! `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (both cases) point at the
+//! sink, `NO_PROXY` covers loopback: an agent that honours them cannot
+//! reach the network, and the test sees that it tried.
+//!
+//! Needs Node.js and npm, on Unix. `.ci/run` installs the pinned packages
+//! and sets `EMBACLE_REQUIRE_AGENT_TESTS=1`, under which a missing Node or
+//! npm fails the tests; elsewhere each test says on the terminal (past the
+//! test harness's capture) that it was skipped, and why, and returns.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::Command;
+
+use super::processes::{client_dir, ensure_installed, example_path};
+use super::scripted_model::ScriptedModel;
+
+/// The pinned packages, one per agent (`tests/acp-agent/package.json`).
+const PACKAGES: [&str; 4] = [
+    "@github/copilot",
+    "@zed-industries/claude-agent-acp",
+    "@google/gemini-cli",
+    "@zed-industries/codex-acp",
+];
+
+/// Agents unpack and cache things on first run: one turn at a time.
+pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// `tests/acp-agent`, installed; `None` (after saying why) when Node or
+/// npm is missing and the tests may skip.
+pub async fn agents_dir() -> Option<PathBuf> {
+    for tool in ["node", "npm"] {
+        let found = Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .await;
+        if found.is_ok_and(|status| status.success()) {
+            continue;
+        }
+        assert!(
+            std::env::var_os("EMBACLE_REQUIRE_AGENT_TESTS").is_none(),
+            "{tool} is missing, and EMBACLE_REQUIRE_AGENT_TESTS is set"
+        );
+        // Straight to the process's stderr: `eprintln!` would be captured
+        // by the test harness, and the skip would look like a pass.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: {tool} is not installed, so the ACP agents cannot run; this agent test did not run"
+        );
+        return None;
+    }
+    let dir = client_dir("acp-agent");
+    for package in PACKAGES {
+        ensure_installed(&dir, package).await;
+    }
+    Some(dir)
+}
+
+/// An agent's command line and environment.
+pub struct Agent {
+    pub command: Vec<OsString>,
+    pub env: Vec<(&'static str, OsString)>,
+    /// The agent's isolated home (and whatever else it writes), removed
+    /// when the agent is dropped.
+    pub home: TempDir,
+}
+
+impl Agent {
+    /// A command with a fresh home, `HOME` set to it.
+    pub fn new(command: Vec<OsString>) -> Self {
+        let home = TempDir::new("home");
+        Self {
+            command,
+            env: vec![("HOME", home.0.clone().into())],
+            home,
+        }
+    }
+
+    pub fn env(mut self, name: &'static str, value: impl Into<OsString>) -> Self {
+        self.env.push((name, value.into()));
+        self
+    }
+}
+
+/// What one run of `acp_turn` printed, what the model endpoint received,
+/// what the agent tried to reach beyond the machine, and where the bearer
+/// showed up outside the host.
+pub struct Turn {
+    pub stdout: String,
+    pub requests: Vec<Value>,
+    pub escapes: Vec<String>,
+    pub bearer_seen: BearerSeen,
+}
+
+/// Where an `Authorization: Bearer` value showed up during the turn: in a
+/// process's command line (readable by every local user), in a process's
+/// environment, or in a file under the agent's home.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct BearerSeen {
+    pub command_line: bool,
+    pub environment: bool,
+    pub files: Vec<PathBuf>,
+}
+
+/// Samples every process this user can read, every 50 ms, for a bearer in
+/// its command line or environment, until `done`.
+async fn watch_for_bearers(done: tokio::sync::watch::Receiver<bool>) -> BearerSeen {
+    let mut seen = BearerSeen::default();
+    let own = std::process::id().to_string();
+    while !*done.borrow() {
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let pid = entry.file_name();
+            let pid = pid.to_string_lossy();
+            if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == own {
+                continue;
+            }
+            let holds = |file: &str| {
+                std::fs::read(entry.path().join(file))
+                    .is_ok_and(|bytes| bytes.windows(7).any(|w| w == b"Bearer "))
+            };
+            seen.command_line |= holds("cmdline");
+            seen.environment |= holds("environ");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    seen
+}
+
+/// Files under `dir` that hold `Bearer `.
+fn files_with_bearers(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(path),
+                Ok(kind) if kind.is_file() => {
+                    let bytes = std::fs::read(&path).unwrap_or_default();
+                    if bytes.windows(7).any(|w| w == b"Bearer ") {
+                        found.push(path);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+impl Turn {
+    pub fn lines(&self, tag: &str) -> Vec<&str> {
+        self.stdout.lines().filter(|l| l.starts_with(tag)).collect()
+    }
+
+    pub fn assert_has(&self, line: &str) {
+        assert!(
+            self.stdout.lines().any(|l| l == line),
+            "no line {line:?} in:\n{}",
+            self.stdout
+        );
+    }
+
+    /// The tools offered in the model request `n`.
+    pub fn offered(&self, n: usize, names: impl Fn(&Value) -> Vec<String>) -> Vec<String> {
+        names(&self.requests[n])
+    }
+}
+
+/// Runs `acp_turn` with `args` against `agent`, with `model` answering and
+/// the proxy sink in place; returns what it printed. `on_line` sees each
+/// line as it is printed. Fails the test if the agent tried to reach
+/// beyond the machine.
+pub async fn run_turn(
+    agent: &Agent,
+    model: &ScriptedModel,
+    args: &[&str],
+    mut on_line: impl FnMut(&str),
+) -> Turn {
+    let sink = ProxySink::start().await;
+    let work = TempDir::new("work");
+    let mut command = Command::new(example_path("acp_turn"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(sink.env())
+        .envs(agent.env.iter().map(|(k, v)| (*k, v)))
+        .args(args)
+        .arg("--")
+        .args(&agent.command)
+        .current_dir(&work.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let (finished, done) = tokio::sync::watch::channel(false);
+    let watcher = tokio::spawn(watch_for_bearers(done));
+    let mut child = command.spawn().expect("acp_turn runs");
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let run = async {
+        let mut stdout = String::new();
+        while let Some(line) = lines.next_line().await.expect("acp_turn's stdout") {
+            on_line(&line);
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        (stdout, child.wait().await.expect("acp_turn exits"))
+    };
+    let (stdout, status) = tokio::time::timeout(Duration::from_secs(180), run)
+        .await
+        .expect("the turn finished within 3 minutes");
+    let errors = errors.await.unwrap();
+    finished.send_replace(true);
+    let mut bearer_seen = watcher.await.unwrap();
+    bearer_seen.files = files_with_bearers(agent.home.path());
+    bearer_seen.files.extend(files_with_bearers(work.path()));
+    assert!(
+        status.success(),
+        "acp_turn failed ({status}):\n{stdout}\n{errors}"
+    );
+    let turn = Turn {
+        stdout,
+        requests: model.requests(),
+        escapes: sink.attempts(),
+        bearer_seen,
+    };
+    assert!(
+        turn.escapes.is_empty(),
+        "the agent tried to reach beyond the machine: {:?}\n{}",
+        turn.escapes,
+        turn.stdout
+    );
+    turn
+}
+
+/// A directory of the test's own, removed when dropped, passed or failed.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(what: &str) -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("embacle-agent-{what}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An HTTP proxy that refuses everything (403) and records each request
+/// line (`CONNECT host:443 HTTP/1.1`, or an absolute-form `GET`).
+pub struct ProxySink {
+    addr: SocketAddr,
+    attempts: Arc<Mutex<Vec<String>>>,
+}
+
+impl ProxySink {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let attempts = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&attempts);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let record = Arc::clone(&record);
+                tokio::spawn(async move {
+                    let mut stream = BufReader::new(stream);
+                    let mut line = String::new();
+                    let _ = stream.read_line(&mut line).await;
+                    record.lock().unwrap().push(line.trim_end().to_owned());
+                    let refusal =
+                        "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+                    let _ = stream.get_mut().write_all(refusal.as_bytes()).await;
+                });
+            }
+        });
+        Self { addr, attempts }
+    }
+
+    /// The proxy variables, in both cases, and `NO_PROXY` for loopback.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let url = format!("http://{}", self.addr);
+        let mut env: Vec<(&'static str, String)> = [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ]
+        .into_iter()
+        .map(|name| (name, url.clone()))
+        .collect();
+        for name in ["NO_PROXY", "no_proxy"] {
+            env.push((name, "127.0.0.1,localhost,::1".to_owned()));
+        }
+        env
+    }
+
+    pub fn attempts(&self) -> Vec<String> {
+        self.attempts.lock().unwrap().clone()
+    }
+}
+
+/// The script every agent test runs against `acp_turn`'s demo tools.
+pub fn demo_script() -> Vec<super::scripted_model::ToolCallScript> {
+    use super::scripted_model::ToolCallScript;
+    use serde_json::json;
+    vec![
+        ToolCallScript {
+            trigger: "weather",
+            calls: vec![("get_weather", json!({"city": "Paris"}))],
+        },
+        ToolCallScript {
+            trigger: "notes",
+            calls: vec![("delete_all_notes", json!({}))],
+        },
+        ToolCallScript {
+            trigger: "vault",
+            calls: vec![
+                ("unlock", json!({})),
+                ("secret_echo", json!({"text": "open sesame"})),
+            ],
+        },
+        ToolCallScript {
+            trigger: "secret now",
+            calls: vec![("secret_echo", json!({"text": "open sesame"}))],
+        },
+    ]
+}
+
+/// The demo prompts.
+pub const WEATHER: &str = "What is the weather in Paris?";
+pub const NOTES: &str = "Delete all my notes.";
+pub const VAULT: &str = "Open the vault and echo a secret.";
+pub const SECRET_NOW: &str = "Echo the secret now.";
+/// What the refusing tool says.
+pub const REFUSAL: &str = "deleting every note needs the user's confirmation in the app";
+
+/// `unix_seconds` as an ISO 8601 UTC timestamp with milliseconds, as
+/// JavaScript's `Date.toISOString` writes it.
+pub fn iso_8601(unix_seconds: u64) -> String {
+    let (days, secs) = (unix_seconds / 86_400, unix_seconds % 86_400);
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.000Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}

@@ -1,0 +1,276 @@
+//! Scripted model endpoints, for running real agents offline: each agent
+//! talks to its own provider's API, so there is one reader and one writer
+//! per API (`chat_completions`, `messages`, `gemini`, `responses`), and one
+//! script and one HTTP server for all.
+//!
+//! The script: for a prompt that contains a step's trigger, the model makes
+//! that step's calls one after the other, one per request (the offered tool
+//! whose name is the tool's, or ends in it after the agent's separator:
+//! agents prefix the MCP server's name), each as soon as the previous one's
+//! result is in the conversation; once all are made, the answer is text
+//! that quotes the last tool result (`The tool said: …`). A call whose tool
+//! is not offered in that request ends the turn with text that says so.
+//! Every request body is kept, for the test to look at.
+//!
+//! HTTP/1.1 over a plain socket, one request per connection
+//! (`Connection: close`), bodies with `Content-Length`: what the agents'
+//! HTTP clients send. Streams are written whole, with a `Content-Length`.
+//! Anything else fails the request loudly (a 400 the test will see as a
+//! failed turn), never silently.
+
+mod chat_completions;
+mod gemini;
+mod messages;
+mod responses;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the model does for a prompt that contains `trigger`: call each
+/// `(tool, arguments)` of `calls` in turn.
+#[derive(Clone)]
+pub struct ToolCallScript {
+    pub trigger: &'static str,
+    pub calls: Vec<(&'static str, Value)>,
+}
+
+/// The provider API an agent speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`): Copilot CLI's
+    /// bring-your-own-model provider.
+    ChatCompletions,
+    /// Anthropic Messages (`POST /v1/messages`): Claude Code.
+    Messages,
+    /// Gemini (`POST /v1beta/models/M:streamGenerateContent`): Gemini CLI.
+    Gemini,
+    /// OpenAI Responses (`POST /v1/responses`): Codex.
+    Responses,
+}
+
+/// A running scripted endpoint.
+pub struct ScriptedModel {
+    pub addr: SocketAddr,
+    api: Api,
+    /// Every request body received, in order.
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ScriptedModel {
+    /// An OpenAI Chat Completions endpoint.
+    pub async fn start(script: Vec<ToolCallScript>) -> Self {
+        Self::speaking(Api::ChatCompletions, script).await
+    }
+
+    /// An endpoint of `api`.
+    pub async fn speaking(api: Api, script: Vec<ToolCallScript>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        let script = Arc::new(script);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (seen, script) = (Arc::clone(&seen), Arc::clone(&script));
+                tokio::spawn(async move { serve(api, stream, &seen, &script).await });
+            }
+        });
+        Self {
+            addr,
+            api,
+            requests,
+        }
+    }
+
+    /// The base URL the agent's client takes.
+    pub fn base_url(&self) -> String {
+        match self.api {
+            Api::ChatCompletions | Api::Responses => format!("http://{}/v1", self.addr),
+            Api::Messages | Api::Gemini => format!("http://{}", self.addr),
+        }
+    }
+
+    /// The bodies of the requests that asked the model for a turn (not
+    /// the side requests some agents make: token counts, routing).
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// What an API's reader makes of one request: the user's prompt, the tool
+/// results since it (oldest first), and the names of the tools offered.
+pub(crate) struct Conversation {
+    pub prompt: String,
+    pub results: Vec<String>,
+    pub offered: Vec<String>,
+}
+
+/// The script's answer to a conversation.
+pub(crate) enum Step {
+    /// Call `name` (as offered) with `arguments`; the `n`th call of the turn.
+    Call {
+        name: String,
+        arguments: Value,
+        n: usize,
+    },
+    Text(String),
+}
+
+/// An HTTP answer: status, content type, body.
+pub(crate) struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+    /// Whether the request was a turn of the model, kept for the test.
+    pub turn: bool,
+}
+
+impl Answer {
+    pub(crate) fn json(body: Value) -> Self {
+        Self {
+            status: 200,
+            content_type: "application/json",
+            body: body.to_string(),
+            turn: false,
+        }
+    }
+
+    pub(crate) fn stream(body: String) -> Self {
+        Self {
+            status: 200,
+            content_type: "text/event-stream",
+            body,
+            turn: true,
+        }
+    }
+
+    pub(crate) fn refuse(why: String) -> Self {
+        Self {
+            status: 400,
+            content_type: "application/json",
+            body: json!({"error": {"message": why}}).to_string(),
+            turn: false,
+        }
+    }
+}
+
+/// The script's next step for `conversation`.
+pub(crate) fn next_step(script: &[ToolCallScript], conversation: &Conversation) -> Step {
+    let calls = script
+        .iter()
+        .find(|s| conversation.prompt.contains(s.trigger))
+        .map_or(&[][..], |s| &s.calls[..]);
+    let made = conversation.results.len();
+    let Some((tool, arguments)) = calls.get(made) else {
+        return Step::Text(match conversation.results.last() {
+            Some(result) => format!("The tool said: {result}"),
+            None => "No scripted tool was offered.".to_owned(),
+        });
+    };
+    let offered = conversation.offered.iter().find(|name| {
+        name.strip_suffix(tool)
+            .is_some_and(|prefix| prefix.is_empty() || prefix.ends_with(['-', '_', '/']))
+    });
+    match offered {
+        Some(name) => Step::Call {
+            name: name.clone(),
+            arguments: arguments.clone(),
+            n: made + 1,
+        },
+        // Not offered: say so, so the test's failure shows it.
+        None => Step::Text(format!("The scripted tool {tool} was not offered.")),
+    }
+}
+
+/// `data: …` events, each followed by a blank line; `event:` lines too
+/// when `named`.
+pub(crate) fn sse(events: &[(&str, Value)], named: bool) -> String {
+    let mut out = String::new();
+    for (name, data) in events {
+        if named {
+            out.push_str(&format!("event: {name}\n"));
+        }
+        out.push_str(&format!("data: {data}\n\n"));
+    }
+    out
+}
+
+async fn serve(
+    api: Api,
+    mut stream: TcpStream,
+    seen: &Mutex<Vec<Value>>,
+    script: &[ToolCallScript],
+) {
+    let answer = match read_request(&mut stream).await {
+        Ok((path, body)) => {
+            let answer = match api {
+                Api::ChatCompletions => chat_completions::answer(&path, &body, script),
+                Api::Messages => messages::answer(&path, &body, script),
+                Api::Gemini => gemini::answer(&path, &body, script),
+                Api::Responses => responses::answer(&path, &body, script),
+            };
+            if answer.turn {
+                seen.lock().unwrap().push(body);
+            }
+            answer
+        }
+        Err(why) => Answer::refuse(why),
+    };
+    let head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        answer.status,
+        if answer.status == 200 { "OK" } else { "Bad Request" },
+        answer.content_type,
+        answer.body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(answer.body.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Reads one POST; its path (with any query) and JSON body, or why it is
+/// not one this endpoint serves.
+async fn read_request(stream: &mut TcpStream) -> Result<(String, Value), String> {
+    let mut buffer = Vec::new();
+    let head_end = loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        let mut chunk = [0u8; 8192];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return Err("the connection closed mid-head".into()),
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let request_line = head.lines().next().unwrap_or("").to_owned();
+    let mut parts = request_line.split(' ');
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if method != "POST" {
+        return Err(format!("not a POST: {request_line}"));
+    }
+    let lower = head.to_ascii_lowercase();
+    if lower.contains("\r\ncontent-encoding:") {
+        return Err("a compressed request body".into());
+    }
+    let length: usize = lower
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse().ok())
+        .ok_or("the request has no Content-Length")?;
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let mut chunk = [0u8; 65536];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return Err("the connection closed mid-body".into()),
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let body = serde_json::from_slice(&body[..length])
+        .map_err(|e| format!("the body is not JSON: {e}"))?;
+    Ok((path.to_owned(), body))
+}
