@@ -24,6 +24,17 @@
 //! re-lists in the same turn, and a stalled stream delays such a call by at
 //! most that wait.
 //!
+//! **After the re-listing.** Once the notice is out, the call waits a little
+//! longer, at most [`RELIST_WAIT`], for the session to answer a `tools/list`
+//! (`listings.rs`), then [`APPLY_WAIT`] for the client to take the new list
+//! in. Some agents re-list on the notice on their own time, and would
+//! otherwise send their next model request, still built from the old list,
+//! before that listing lands (Gemini CLI: its re-list went out 17–40 ms
+//! after the notice, after the next request; held this way, it offers the
+//! new tool in the same turn). An agent that never re-lists (Claude Code
+//! headless, Codex) pays [`RELIST_WAIT`], only on the calls that changed
+//! the list while it listened.
+//!
 //! A signal with no stream open costs three atomic operations (the
 //! revocation flag, the add, the count of open streams); through a
 //! [`ListChangedNotifier`], two more to upgrade and release its weak
@@ -46,6 +57,17 @@ pub(crate) const COALESCE: Duration = Duration::from_millis(20);
 /// Longer than [`COALESCE`], so a change that falls in a coalescing window
 /// is still announced first.
 pub(crate) const DELIVERY_WAIT: Duration = Duration::from_millis(100);
+
+/// Longest such a call then waits for a client to re-list, once the notice
+/// is out. Gemini CLI re-lists about 5 ms after the notice.
+pub(crate) const RELIST_WAIT: Duration = Duration::from_millis(100);
+
+/// How long such a call waits after the re-listing is answered, for the
+/// client to apply it. Gemini CLI rebuilds its tool declarations after the
+/// listing's answer arrives: released right after the answer, its next
+/// model request still had the old list; 5 ms later, the new one (8 of 8
+/// runs at 5 and 10 ms). Four times that, for a loaded machine.
+pub(crate) const APPLY_WAIT: Duration = Duration::from_millis(20);
 
 /// One client's streams: what they have announced, so that each change
 /// reaches the client once, on one of them.
@@ -230,8 +252,9 @@ impl ListChanges {
 
     /// Waits, at most `within`, until every audience with a stream open has
     /// had `generation` written to one of its streams' sockets, or the
-    /// session is revoked. Returns at once when no stream is open.
-    pub(crate) async fn delivered(&self, generation: u64, within: Duration) {
+    /// session is revoked. Returns at once when no stream is open; true
+    /// when everyone was told, false on the timeout or a revocation.
+    pub(crate) async fn delivered(&self, generation: u64, within: Duration) -> bool {
         let everyone_told = async {
             loop {
                 let progressed = self.progressed.notified();
@@ -239,13 +262,18 @@ impl ListChanges {
                 // Registered before the check, so progress made after the
                 // check wakes this task.
                 progressed.as_mut().enable();
-                if self.is_revoked() || self.told_everyone(generation) {
-                    return;
+                if self.is_revoked() {
+                    return false;
+                }
+                if self.told_everyone(generation) {
+                    return true;
                 }
                 progressed.await;
             }
         };
-        let _ = crate::future::waiting_at_most(within, everyone_told).await;
+        crate::future::waiting_at_most(within, everyone_told)
+            .await
+            .unwrap_or(false)
     }
 }
 

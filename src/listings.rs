@@ -9,9 +9,10 @@
 //! the caller's tools; [`ToolSession::first_listing`] lets the caller wait
 //! for it, with a timeout of its choosing, and tell the two apart.
 //!
-//! The count costs each listing one atomic add; only the first wakes
-//! waiters (and takes `Notify`'s lock), so a busy agent's re-listings cost
-//! no more than the add.
+//! The count costs each listing one atomic add and a wake of the waiters
+//! (`Notify`'s lock): the caller's first-listing wait, and a call that
+//! changed the list and waits for its client to re-list (see
+//! `list_changed.rs`, "After the re-listing").
 //!
 //! A client that listed a tool with an `outputSchema` checks each of that
 //! tool's results against it, and treats a result without
@@ -36,7 +37,7 @@ use crate::tool::Tool;
 #[derive(Debug, Default)]
 pub(crate) struct Listings {
     served: AtomicU64,
-    first: Notify,
+    listed: Notify,
     /// Whether `with_output_schema` may be non-empty; read without the lock.
     any_output_schema: AtomicBool,
     /// The tools the latest listing showed with an `outputSchema`.
@@ -61,9 +62,8 @@ impl Listings {
                 .unwrap_or_else(PoisonError::into_inner) = names;
             self.any_output_schema.store(any, Ordering::Release);
         }
-        if self.served.fetch_add(1, Ordering::AcqRel) == 0 {
-            self.first.notify_waiters();
-        }
+        self.served.fetch_add(1, Ordering::AcqRel);
+        self.listed.notify_waiters();
     }
 
     /// Whether the latest listing showed `name` with an `outputSchema`.
@@ -84,14 +84,21 @@ impl Listings {
 
     /// Resolves once at least one listing was answered.
     pub(crate) async fn first(&self) {
-        let mut notified = pin!(self.first.notified());
-        // Registered before the count is read, so a first listing between
-        // the read and the await still wakes this waiter.
-        notified.as_mut().enable();
-        if self.served() > 0 {
-            return;
+        self.more_than(0).await;
+    }
+
+    /// Resolves once more than `count` listings were answered.
+    pub(crate) async fn more_than(&self, count: u64) {
+        loop {
+            let mut notified = pin!(self.listed.notified());
+            // Registered before the count is read, so a listing between the
+            // read and the await still wakes this waiter.
+            notified.as_mut().enable();
+            if self.served() > count {
+                return;
+            }
+            notified.await;
         }
-        notified.await;
     }
 }
 

@@ -11,7 +11,8 @@
 //! (`Runner::GeminiCli`); it adds `wait_for_previous` to every tool's
 //! schema and may send it; it never sends `MCP-Protocol-Version`, so its
 //! requests are rendered in the version its MCP session negotiated; it
-//! re-lists on `notifications/tools/list_changed`. See `support::agents`
+//! re-lists on `notifications/tools/list_changed`, and calls a tool added
+//! mid-turn in the same turn. See `support::agents`
 //! for the environment and the skip rule.
 #![cfg(unix)]
 
@@ -164,22 +165,28 @@ async fn gemini_denied_permission_reaches_no_tool() {
     turn.assert_has("[host] calls served: 0");
 }
 
-/// A tool added mid-turn: Gemini CLI re-lists on the notice, and calls the
-/// new tool by the next turn of the same session at the latest.
+/// A tool added mid-turn: Gemini CLI re-lists on the notice, and the host
+/// holds `unlock`'s result until that listing is answered and applied, so
+/// `secret_echo` is offered in the very next model request of the turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_calls_a_tool_added_mid_turn() {
-    let args = ["--prompt", VAULT, "--prompt", SECRET_NOW];
-    let Some(turn) = gemini_turn(&args, true).await else {
+    let Some(turn) = gemini_turn(&["--prompt", VAULT], true).await else {
         return;
     };
     turn.assert_has("[host] tool call unlock {}");
-    let echoed = turn.lines("[host] tool call secret_echo ");
-    assert_eq!(echoed.len(), 1, "{}", turn.stdout);
-    let same_turn = offered(&turn.requests[1]).contains(&"mcp_demo_secret_echo".to_owned());
-    println!(
-        "secret_echo offered in the same turn: {same_turn}\n{}",
+    assert!(!offered(&turn.requests[0]).contains(&"mcp_demo_secret_echo".to_owned()));
+    let next = offered(&turn.requests[1]);
+    assert!(
+        next.contains(&"mcp_demo_secret_echo".to_owned()),
+        "offered in the same turn: {next:?}"
+    );
+    assert_eq!(
+        turn.lines("[host] tool call secret_echo ").len(),
+        1,
+        "{}",
         turn.stdout
     );
+    turn.assert_has("[agent] The tool said: From the vault: open sesame");
     turn.assert_has("[host] calls served: 2");
 }
 

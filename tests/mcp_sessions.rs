@@ -410,3 +410,50 @@ async fn the_notice_precedes_the_result_on_a_subscription() {
         "the notice came first"
     );
 }
+
+/// After the notice, the result waits for the client's re-listing (and a
+/// moment for the client to apply it): a client that never re-lists gets
+/// its result after the whole wait of 100 ms, never sooner; one that
+/// re-lists on the notice finds the result still held when it does, and
+/// gets it after its listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_result_waits_for_the_re_listing_the_notice_asks_for() {
+    // Nobody re-lists: held the whole wait.
+    let fx = gated(ToolHostConfig::default()).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let id = open_mcp_session(addr, &bearer, "2025-11-25").await;
+    let mut stream = Conn::open(addr).await;
+    let events = stream
+        .send_streaming(&bodiless("GET", addr, &bearer, Some(&id)))
+        .await;
+    assert_eq!(events.status, 200);
+    let started = std::time::Instant::now();
+    let r = post_in(addr, &bearer, &id, &call_body(1, "unlock", json!({}))).await;
+    assert_eq!(r.first_text(), "unlocked");
+    assert!(
+        started.elapsed() >= Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(events);
+
+    // The client re-lists on the notice: the result is still held then.
+    let fx = gated(ToolHostConfig::default()).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let id = open_mcp_session(addr, &bearer, "2025-11-25").await;
+    let mut stream = Conn::open(addr).await;
+    let mut events = stream
+        .send_streaming(&bodiless("GET", addr, &bearer, Some(&id)))
+        .await;
+    let call = tokio::spawn({
+        let (bearer, id) = (bearer.clone(), id.clone());
+        async move { post_in(addr, &bearer, &id, &call_body(1, "unlock", json!({}))).await }
+    });
+    let heard = event_within(&mut events, STEP).await;
+    assert_eq!(heard.as_deref(), Some(LIST_CHANGED));
+    assert!(!call.is_finished(), "the result waits for the re-listing");
+    let relisted = post_in(addr, &bearer, &id, &list_body()).await;
+    assert!(relisted.tool_names().contains(&"secret_echo".to_owned()));
+    assert_eq!(within(call).await.unwrap().first_text(), "unlocked");
+    assert_eq!(fx.session().listings_served(), 1);
+}

@@ -17,7 +17,7 @@ use crate::entry::FirstPoll;
 use crate::era::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::future::{race, waiting_at_most, First};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
-use crate::list_changed::DELIVERY_WAIT;
+use crate::list_changed::{APPLY_WAIT, DELIVERY_WAIT, RELIST_WAIT};
 use crate::log_level::{LogLevel, LEVEL_NAMES};
 use crate::logging::Logger;
 use crate::param_headers;
@@ -306,7 +306,7 @@ async fn run(
     // reads the notice first re-lists before its next model request.
     let after = changes.generation();
     if after != before && changes.has_streams() {
-        changes.delivered(after, DELIVERY_WAIT).await;
+        announce_before_result(lease, after).await;
     }
     let error = match invocation {
         Invocation::Revoked => return CallEnd::Revoked,
@@ -335,6 +335,27 @@ async fn run(
     };
     respond.error(out, &error);
     CallEnd::Answered
+}
+
+/// Holds the result of a call that changed the list (see
+/// `list_changed.rs`): until the notice of `generation` is out on every
+/// open stream, then until the client re-lists, then a moment for it to
+/// apply the new list; each step bounded, and skipped when the one before
+/// it did not finish.
+async fn announce_before_result(lease: &Lease, generation: u64) {
+    let listings = &lease.session.listings;
+    let listed = listings.served();
+    if lease
+        .session
+        .list_changes
+        .delivered(generation, DELIVERY_WAIT)
+        .await
+        && waiting_at_most(RELIST_WAIT, listings.more_than(listed))
+            .await
+            .is_some()
+    {
+        tokio::time::sleep(APPLY_WAIT).await;
+    }
 }
 
 /// A success without `structuredContent` from a tool the client listed
