@@ -42,8 +42,8 @@
 //! accept costs amortized O(1).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use tokio::sync::Notify;
 
@@ -67,6 +67,9 @@ pub(crate) struct Connection {
     shed: Notify,
     /// Whether a request is in service, for the header read timeout.
     activity: Activity,
+    /// The count of authenticated connections of the session this one
+    /// authenticated for, given back when it ends.
+    share: OnceLock<Arc<AtomicUsize>>,
 }
 
 impl Connection {
@@ -81,6 +84,7 @@ impl Connection {
             state: AtomicU8::new(PENDING),
             shed: Notify::new(),
             activity: Activity::new(),
+            share: OnceLock::new(),
         }
     }
 
@@ -89,21 +93,37 @@ impl Connection {
         &self.activity
     }
 
-    /// A request on this connection presented a live bearer. A connection
-    /// shed a moment earlier stays shed: it is closing, and the request
+    /// A request on this connection presented the live bearer of a session
+    /// whose authenticated connections are counted in `share`: the
+    /// connection authenticates and counts against that session, unless
+    /// the session already holds `limit` (false: the request is refused,
+    /// and the connection stays pending). A connection already
+    /// authenticated stays so, whatever bearer its later requests present;
+    /// one shed a moment earlier stays shed: it is closing, and the request
     /// goes down with it.
-    pub(crate) fn authenticate(&self) {
+    pub(crate) fn authenticate(&self, share: &Arc<AtomicUsize>, limit: usize) -> bool {
         // The load keeps the hot path (every request after the first) to a
         // read. Relaxed: the state word orders nothing else; the CAS alone
         // decides between this and a concurrent `try_shed`.
-        if self.state.load(Ordering::Relaxed) == PENDING {
-            let _ = self.state.compare_exchange(
-                PENDING,
-                AUTHENTICATED,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+        if self.state.load(Ordering::Relaxed) != PENDING {
+            return true;
         }
+        // A place in the share first, so two connections racing for the
+        // last place cannot both take it.
+        if share.fetch_add(1, Ordering::AcqRel) >= limit {
+            share.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        let authenticated = self
+            .state
+            .compare_exchange(PENDING, AUTHENTICATED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
+        if authenticated && self.share.set(Arc::clone(share)).is_ok() {
+            return true;
+        }
+        // Shed meanwhile: it is closing and holds no place.
+        share.fetch_sub(1, Ordering::AcqRel);
+        true
     }
 
     /// Resolves when the connection has been shed.
@@ -265,6 +285,9 @@ impl Drop for Admitted {
         if self.connection.state.swap(ENDED, Ordering::Relaxed) != SHED {
             table.held -= 1;
         }
+        if let Some(share) = self.connection.share.get() {
+            share.fetch_sub(1, Ordering::AcqRel);
+        }
         table.tasks -= 1;
         let idle = table.tasks == 0;
         drop(table);
@@ -283,18 +306,19 @@ mod tests {
     /// the newcomer is refused; ending connections free their slots.
     #[test]
     fn authenticated_connections_always_win() {
+        let share = Arc::new(AtomicUsize::new(0));
         let admission = Arc::new(Admission::new(3));
         let a = admission.admit().unwrap();
         let b = admission.admit().unwrap();
         let c = admission.admit().unwrap();
-        a.connection().authenticate();
+        a.connection().authenticate(&share, usize::MAX);
         let d = admission.admit().expect("b, the oldest pending, is shed");
         assert!(b.connection().is_shed() && !c.connection().is_shed());
-        b.connection().authenticate();
+        b.connection().authenticate(&share, usize::MAX);
         assert!(b.connection().is_shed(), "a shed connection stays shed");
         assert_eq!(admission.held(), 3);
-        c.connection().authenticate();
-        d.connection().authenticate();
+        c.connection().authenticate(&share, usize::MAX);
+        d.connection().authenticate(&share, usize::MAX);
         assert!(admission.admit().is_none(), "every slot is authenticated");
         drop(b); // the shed connection's task ends: no slot to give back
         assert_eq!(admission.held(), 3);
@@ -302,13 +326,49 @@ mod tests {
         drop(d);
         assert_eq!(admission.held(), 2);
         let d = admission.admit().unwrap();
-        d.connection().authenticate();
+        d.connection().authenticate(&share, usize::MAX);
         drop(c);
         assert_eq!(admission.held(), 2);
         let e = admission.admit().expect("a free slot");
         assert!(!e.connection().is_shed());
         drop((a, d, e));
         assert_eq!(admission.held(), 0);
+        assert_eq!(share.load(Ordering::Relaxed), 0, "every place given back");
+    }
+
+    /// A session holds at most its share of authenticated connections; the
+    /// one refused stays pending (sheddable), and an ending one gives its
+    /// place back.
+    #[test]
+    fn a_session_holds_at_most_its_share() {
+        let (hog, other) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let admission = Arc::new(Admission::new(4));
+        let a = admission.admit().unwrap();
+        let b = admission.admit().unwrap();
+        let c = admission.admit().unwrap();
+        assert!(a.connection().authenticate(&hog, 2));
+        assert!(b.connection().authenticate(&hog, 2));
+        assert!(!c.connection().authenticate(&hog, 2), "past its share");
+        assert!(c.connection().is_pending());
+        assert!(a.connection().authenticate(&other, 2), "already in");
+        let d = admission.admit().unwrap();
+        assert!(d.connection().authenticate(&other, 2));
+        let e = admission.admit().expect("c, refused, is shed for it");
+        assert!(c.connection().is_shed());
+        assert_eq!(
+            (hog.load(Ordering::Relaxed), other.load(Ordering::Relaxed)),
+            (2, 1)
+        );
+        drop(a);
+        assert!(
+            e.connection().authenticate(&hog, 2),
+            "a place was given back"
+        );
+        drop((b, c, d, e));
+        assert_eq!(
+            (hog.load(Ordering::Relaxed), other.load(Ordering::Relaxed)),
+            (0, 0)
+        );
     }
 
     /// A flood of pending connections keeps the queue bounded, and the

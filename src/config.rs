@@ -31,10 +31,12 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 ///                                   to be sent (surfaces that log only)
 /// ```
 ///
-/// With the defaults that is about 76 MiB per connection plus 32 × S, and
-/// `max_connections` connections at most; lower `max_body_bytes` and
+/// With the defaults that is about 77.2 MiB per connection plus 32 × S,
+/// and `max_connections` connections at most; lower `max_body_bytes` and
 /// `max_parsed_bytes` together to shrink it. A notification stream holds
-/// only its pre-rendered messages (under 1 KiB) besides its connection. A
+/// its state and pre-rendered messages besides its connection: under
+/// 4 KiB, as a `subscriptions/listen` id longer than 256 bytes is refused
+/// (400; `tests/stream_memory.rs` counts it). A
 /// response that its client does not read is released after
 /// `write_stall_timeout`. Besides its connections, each open session holds
 /// at most `max_mcp_sessions_per_session` × 200 bytes of MCP sessions
@@ -84,8 +86,11 @@ pub struct ToolHostConfig {
     /// requires that request to succeed.) Default: empty, so every other
     /// browser origin is refused.
     pub allowed_origins: Vec<String>,
-    /// Largest accepted request body, in bytes; larger bodies get 413 before
-    /// they are read. Default 4 MiB.
+    /// Largest accepted request body, in bytes; a larger body gets 413:
+    /// before it is read when its `Content-Length` says so, as soon as it
+    /// crosses the limit when it is sent chunked. This is the first check
+    /// on a body, so a body over it is 413 whatever it holds (a batch too
+    /// long included). Default 4 MiB.
     pub max_body_bytes: usize,
     /// Largest request head (request line plus headers, as sent), in
     /// bytes; a larger head gets 431, however its bytes arrive — one byte
@@ -119,6 +124,17 @@ pub struct ToolHostConfig {
     /// by `max_connections` newer ones, far longer than a client takes to
     /// send its request. Default 256.
     pub max_connections: usize,
+    /// Most of those slots one session's connections may hold. A request
+    /// that presents the bearer of a session already holding that many is
+    /// refused with 429 (`-32600`) and its connection closed, unheld: so
+    /// one session — a client that streams a call on every connection it
+    /// can open, or a leaked bearer — cannot take the slots another live
+    /// session needs. A connection counts against the first session whose
+    /// bearer it presented, from then until it closes (streams and calls
+    /// in flight hold theirs). `None` (the default) is half of
+    /// `max_connections`, rounded up; at most `max_connections`. With many
+    /// sessions busy at once, lower it so that their shares fit.
+    pub max_connections_per_session: Option<usize>,
     /// Most sessions open at once; [`ToolHost::open_session`](crate::ToolHost::open_session) fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs
     /// nothing until used. Default 1,048,576.
@@ -148,7 +164,10 @@ pub struct ToolHostConfig {
     pub max_mcp_sessions_per_session: usize,
     /// Most messages in one JSON-RPC batch (MCP 2025-03-26 only). A longer
     /// batch is refused as a whole — one `-32600` error, HTTP 400 — and none
-    /// of it runs. At least 1. Default 32.
+    /// of it runs. The length is counted once the body fits
+    /// `max_body_bytes` (a bigger one is 413 first) and before its JSON is
+    /// parsed (so before `max_parsed_bytes` is asked). At least 1.
+    /// Default 32.
     pub max_batch_len: usize,
     /// Most memory the parsed JSON of one request body may take. The host
     /// bounds it from the body's bytes before parsing (conservatively: see
@@ -178,6 +197,7 @@ impl Default for ToolHostConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(10),
             max_connections: 256,
+            max_connections_per_session: None,
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),
@@ -191,6 +211,13 @@ impl Default for ToolHostConfig {
 }
 
 impl ToolHostConfig {
+    /// [`max_connections_per_session`](Self::max_connections_per_session)
+    /// with its default applied.
+    pub(crate) fn connections_per_session(&self) -> usize {
+        self.max_connections_per_session
+            .unwrap_or(self.max_connections.div_ceil(2))
+    }
+
     /// Refuses a config the host cannot honour, naming the field.
     pub(crate) fn validate(&self) -> Result<(), Error> {
         self.validate_identity()?;
@@ -259,9 +286,22 @@ impl ToolHostConfig {
         if let Some((_, why)) = positive.into_iter().find(|(zero, _)| *zero) {
             return Err(Error::invalid_config(why));
         }
+        self.validate_ranges()
+    }
+
+    /// The limits bounded on both sides.
+    fn validate_ranges(&self) -> Result<(), Error> {
         if !(1..=MAX_CONNECTIONS_CEILING).contains(&self.max_connections) {
             return Err(Error::invalid_config(
                 "max_connections must be between 1 and 1,000,000",
+            ));
+        }
+        if self
+            .max_connections_per_session
+            .is_some_and(|n| !(1..=self.max_connections).contains(&n))
+        {
+            return Err(Error::invalid_config(
+                "max_connections_per_session must be between 1 and max_connections",
             ));
         }
         if self.max_header_bytes < 8192 {

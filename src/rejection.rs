@@ -12,6 +12,8 @@ use crate::response_body::{json, ResponseBody};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rejection {
     Forbidden(&'static str),
+    /// A live bearer whose session holds its share of connections.
+    SessionFull,
     /// A header that must appear at most once appeared twice.
     Ambiguous(&'static str),
     NotFound,
@@ -42,6 +44,10 @@ impl Rejection {
             Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
             Self::Ambiguous(why) => (StatusCode::BAD_REQUEST, why),
             Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
+            Self::SessionFull => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many connections: this session holds its share of the host's connections; reuse one, or close one first",
+            ),
             Self::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
                 "Unauthorized: a valid bearer token is required",
@@ -95,7 +101,11 @@ impl Rejection {
     fn closes_connection(self) -> bool {
         matches!(
             self,
-            Self::Forbidden(_) | Self::Ambiguous(_) | Self::NotFound | Self::Unauthorized
+            Self::Forbidden(_)
+                | Self::Ambiguous(_)
+                | Self::NotFound
+                | Self::Unauthorized
+                | Self::SessionFull
         )
     }
 

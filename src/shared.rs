@@ -47,6 +47,7 @@ pub(crate) struct Shared {
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) sse_keep_alive: Duration,
     pub(crate) max_streams_per_session: usize,
+    pub(crate) connections_per_session: usize,
     pub(crate) max_mcp_sessions_per_session: usize,
     /// Raised at shutdown: every notification stream ends.
     pub(crate) streams_end: Arc<Latch>,
@@ -85,6 +86,7 @@ impl Shared {
             call_timeout: config.call_timeout,
             sse_keep_alive: config.sse_keep_alive,
             max_streams_per_session: config.max_streams_per_session,
+            connections_per_session: config.connections_per_session(),
             max_mcp_sessions_per_session: config.max_mcp_sessions_per_session,
             streams_end: Arc::default(),
             calls_running: AtomicUsize::new(0),
@@ -110,6 +112,7 @@ impl Shared {
             surface,
             calls_served: AtomicU64::new(0),
             listings: Listings::default(),
+            connections: Arc::default(),
             id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
             in_flight: InFlightCalls::default(),
             entry: EntryGate::default(),
@@ -170,6 +173,8 @@ pub(crate) struct SessionState {
     pub(crate) calls_served: AtomicU64,
     /// The `tools/list` requests answered, and the wait for the first.
     pub(crate) listings: Listings,
+    /// Its authenticated connections, at most `connections_per_session`.
+    pub(crate) connections: Arc<AtomicUsize>,
     pub(crate) id: SessionId,
     /// The session's calls in flight, for cancellation.
     pub(crate) in_flight: InFlightCalls,

@@ -134,7 +134,10 @@ async fn serve_checked(
         return Err(Rejection::NotFound);
     }
     let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
-    connection.authenticate();
+    let limit = shared.connections_per_session;
+    if !connection.authenticate(&lease.session.connections, limit) {
+        return Err(Rejection::SessionFull);
+    }
     let mcp_session = find_mcp_session(&lease, headers.session_id)?;
     let session = match &mcp_session {
         None => SessionHandle::Absent,

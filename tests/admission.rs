@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use embacle_tool_host::ToolHostConfig;
+use serde_json::json;
 use support::hostile::{agent_on_fresh_connections, flood, FloodStats, FLOOD_RATE};
 use support::*;
 
@@ -97,6 +98,7 @@ async fn authenticated_clients_win_against_a_flood() {
 async fn connection_limit() {
     let fx = Fixture::with(ToolHostConfig {
         max_connections: 2,
+        max_connections_per_session: Some(2),
         ..ToolHostConfig::default()
     })
     .await;
@@ -168,4 +170,52 @@ async fn connection_flood_keeps_live_sessions_served() {
         closed >= 64 - 7,
         "only {closed} of 64 excess connections were refused"
     );
+}
+
+/// One session cannot take every slot: with `max_connections` 8 its share
+/// is 4. Its connections past the share are refused with 429 and closed,
+/// while its first four hold a hanging call each; another session then
+/// gets its own four slots and is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_cannot_take_every_slot() {
+    let fx = Fixture::with(ToolHostConfig {
+        max_connections: 8,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let hang = fx.post(&call_body(1, "hang", json!({})).to_string());
+    let mut hog = Vec::new();
+    for _ in 0..4 {
+        let mut conn = fx.conn().await;
+        conn.write(&hang).await;
+        hog.push(conn);
+    }
+    wait_until("four calls hang", || fx.surface.calls() == 4).await;
+    for _ in 0..4 {
+        let mut conn = fx.conn().await;
+        let refused = conn.send(&hang).await;
+        assert_eq!(refused.status, 429, "past its share");
+        assert_eq!(refused.header("connection"), Some("close"));
+        assert!(
+            refused.error_message().contains("its share"),
+            "{}",
+            refused.error_message()
+        );
+        assert!(within(conn.closed_by_server()).await);
+    }
+    assert_eq!(
+        fx.surface.calls(),
+        4,
+        "nothing past the share reached the surface"
+    );
+    let other = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let bearer = bearer_of(&other);
+    let mut conns = Vec::new();
+    for _ in 0..4 {
+        let mut conn = fx.conn().await;
+        let r = conn.send(&post(fx.addr, &bearer, PING)).await;
+        assert_eq!(r.status, 200, "another session is served");
+        conns.push(conn);
+    }
+    drop(hog);
 }

@@ -164,6 +164,21 @@ async fn invalid_configs() {
             }],
         ),
         (
+            "max_connections_per_session",
+            [Some(0), Some(257)]
+                .map(|n| ToolHostConfig {
+                    max_connections_per_session: n,
+                    ..d()
+                })
+                .to_vec(),
+            [None, Some(1), Some(256)]
+                .map(|n| ToolHostConfig {
+                    max_connections_per_session: n,
+                    ..d()
+                })
+                .to_vec(),
+        ),
+        (
             "max_connections",
             [0, 1_000_001]
                 .map(|n| ToolHostConfig {

@@ -276,3 +276,45 @@ async fn parsed_size_limit() {
     assert_eq!(r.status, 200);
     assert_eq!(fx.surface.calls(), 1);
 }
+
+/// A batch too long and too big at once: the size is checked first. A
+/// 33-call batch that fits `max_body_bytes` is 400 for its length, however
+/// much text it carries; one a byte over is 413, as any body that size is,
+/// whatever it holds (the size is known before the body is read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_batch_is_refused_by_size_first_then_by_length() {
+    // A small limit, so the over-limit body fits the socket's buffers and
+    // the answer can be read whole.
+    let max_body = 64 * 1024;
+    let fx = Fixture::with(ToolHostConfig {
+        max_body_bytes: max_body,
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let batch_of = |total: usize| {
+        let skeleton = |text: &str| {
+            let calls: Vec<_> = (0..33)
+                .map(|i| call_body(i, "echo", json!({"text": text})))
+                .collect();
+            serde_json::Value::from(calls).to_string()
+        };
+        let per_call = (total - skeleton("").len()) / 33;
+        let mut body = skeleton(&"t".repeat(per_call));
+        // Pad the last text to hit `total` exactly.
+        let short = total - body.len();
+        let last = body.rfind('t').unwrap();
+        body.insert_str(last, &"t".repeat(short));
+        assert_eq!(body.len(), total);
+        body
+    };
+    let r = fx.rpc_text(&batch_of(max_body)).await;
+    assert_eq!(
+        (r.status, r.error_code()),
+        (400, -32600),
+        "fits: refused for its length"
+    );
+    assert_eq!(r.json()["error"]["data"]["maxBatchLength"], 32);
+    let r = fx.rpc_text(&batch_of(max_body + 1)).await;
+    assert_eq!(r.status, 413, "a byte over: refused for its size");
+    assert_eq!(fx.surface.calls(), 0);
+}

@@ -99,6 +99,14 @@ pub(crate) fn too_many_streams(limit: usize) -> ErrorObject {
     .with_data(serde_json::json!({"maxStreamsPerSession": limit}))
 }
 
+/// Longest string id a `subscriptions/listen` may have. The stream keeps
+/// its messages pre-rendered for its whole life, each with the id in it
+/// (the acknowledgement, the change notice, the closing result): without a
+/// bound, four listens with 4 MiB ids held 66 MB until their client left.
+/// Clients use counters and UUIDs; 256 bytes leaves room for far more.
+/// The refusal names no id: echoing it would write the long id back.
+const MAX_LISTEN_ID_BYTES: usize = 256;
+
 /// `subscriptions/listen` (2026-07-28): an SSE stream that acknowledges
 /// the honoured filter (only `toolsListChanged` is ever honoured; other
 /// requested types are left out, never an error), then carries each change
@@ -112,6 +120,10 @@ pub(super) fn listen(
 ) -> Handled {
     if !lease.is_live() {
         return Handled::Revoked;
+    }
+    let long_id = |id: &str| id.len() > MAX_LISTEN_ID_BYTES;
+    if respond.id.as_str().is_some_and(long_id) {
+        return refuse_long_id(out);
     }
     if !may_stream {
         let error = ErrorObject::new(
@@ -151,6 +163,16 @@ pub(super) fn listen(
         listening,
         closing: Some(closing_result(respond)),
     }))
+}
+
+/// A listen whose id is over [`MAX_LISTEN_ID_BYTES`]: 400, with no id.
+fn refuse_long_id(out: &mut Vec<u8>) -> Handled {
+    let error = ErrorObject::new(
+        code::INVALID_REQUEST,
+        "subscriptions/listen's id is kept for the stream's whole life: it may be at most 256 bytes",
+    );
+    jsonrpc::write_error(out, None, &error);
+    Handled::Wrote(ReplyClass::Malformed)
 }
 
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`, and the
