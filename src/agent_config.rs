@@ -133,13 +133,25 @@ impl ToolSession {
     ///
     /// It is created new (never over an existing file, nor through a
     /// symlink), with a random name; on Unix with mode 0600, readable by its
-    /// owner alone. It holds the bearer, so `dir` should be private to the
-    /// user too (a directory of the process's own, mode 0700); elsewhere
-    /// than Unix the file takes `dir`'s access rules.
+    /// owner alone. It holds the bearer, and the agent trusts what it
+    /// reads there, so on Unix `dir` must belong to this process's user and
+    /// be writable by no one else (not `/tmp` itself: another user could
+    /// swap the file for one naming a server of theirs). Use a private
+    /// runtime directory (`$XDG_RUNTIME_DIR`, mode 0700), or a directory of
+    /// your own, mode 0700; elsewhere than Unix the file takes `dir`'s
+    /// access rules.
+    ///
+    /// A process that ends without dropping the guard leaves the file
+    /// behind, holding a dead bearer: an abort, or a signal it does not
+    /// handle (the default action of SIGTERM and SIGINT ends the process
+    /// without running destructors). Handle those signals and drop your
+    /// sessions to have the files removed.
     ///
     /// # Errors
     ///
-    /// [`Error::is_config_file`] when the file cannot be created or written;
+    /// [`Error::is_config_file`] when the file cannot be created or written,
+    /// or `dir` is not private (above: the I/O error's kind is
+    /// `PermissionDenied`, and its message says why);
     /// [`source`](std::error::Error::source) holds the I/O error.
     /// [`Error::is_unsupported_agent`] for an agent that reads no config
     /// file ([`Runner::config_flag`] is `None`).
@@ -158,12 +170,18 @@ impl ToolSession {
     /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
     /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
     /// let mut session = host.open_session(surface)?;
-    /// let dir = std::env::temp_dir(); // better: a directory of your own, mode 0700
+    /// // A directory of this process's own, mode 0700.
+    /// let dir = std::env::temp_dir().join(format!("tools-{}", std::process::id()));
+    /// # #[cfg(unix)]
+    /// std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(&dir)?;
+    /// # #[cfg(not(unix))]
+    /// # std::fs::create_dir_all(&dir)?;
     /// let path = session.write_mcp_config(Runner::ClaudeCode, &dir)?;
     /// let args = Runner::ClaudeCode.config_args(&path).unwrap(); // claude --mcp-config PATH …
     /// assert!(path.exists() && args[1] == path.as_os_str());
     /// drop(session);
     /// assert!(!path.exists());
+    /// # std::fs::remove_dir(&dir)?;
     /// # Ok(()) }
     /// ```
     pub fn write_mcp_config(&mut self, runner: Runner, dir: &Path) -> Result<PathBuf, Error> {
@@ -195,19 +213,58 @@ pub(crate) fn write_config_file(
 }
 
 /// Creates `path` with `bytes`, owner-only on Unix; never over an existing
-/// file or through a symlink. A failure to create leaves the path alone
-/// (it is not ours); a failure to write removes the incomplete file.
+/// file or through a symlink, and (on Unix) only in a directory of this
+/// process's user that no one else may write. A failure to create leaves
+/// the path alone (it is not ours); a refused directory or a failure to
+/// write removes the file.
 fn create_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(path)?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    let written = check_directory(path, &file)
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.sync_all());
     if written.is_err() {
         let _ = fs::remove_file(path);
     }
     written
+}
+
+/// Refuses a directory that another user could use to swap the file
+/// between its writing and the agent's reading (and so hand the agent a
+/// server of their choosing): one this process's user does not own, or
+/// one that its group or others may write, sticky bit or not. The new
+/// file, still empty, says who this process's user is.
+#[cfg(unix)]
+fn check_directory(path: &Path, file: &fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let (ours, theirs) = (file.metadata()?, fs::metadata(dir)?);
+    let why = if theirs.uid() != ours.uid() {
+        format!(
+            "it belongs to uid {}, not to this process's uid {}",
+            theirs.uid(),
+            ours.uid()
+        )
+    } else if theirs.mode() & 0o022 != 0 {
+        format!("others may write to it (mode {:o})", theirs.mode() & 0o7777)
+    } else {
+        return Ok(());
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!(
+            "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
+            dir.display()
+        ),
+    ))
+}
+
+#[cfg(not(unix))]
+fn check_directory(_: &Path, _: &fs::File) -> std::io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]
@@ -221,6 +278,11 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("embacle-create-private-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        }
         let existing = dir.join("existing.json");
         fs::write(&existing, b"theirs").unwrap();
         let err = create_private(&existing, b"ours").unwrap_err();

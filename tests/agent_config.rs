@@ -87,6 +87,11 @@ async fn config_files_live_as_long_as_the_session() {
     let mut fixture = fixture().await;
     let dir = std::env::temp_dir().join(format!("embacle-agent-config-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
     let mut paths = Vec::new();
     for runner in [Runner::ClaudeCode, Runner::CopilotCli, Runner::CopilotCli] {
         let session = fixture.session_mut();
@@ -154,4 +159,71 @@ async fn tool_name_check_uses_the_real_prefix() {
         err.to_string().contains("Copilot CLI shows tool \"echo\""),
         "{err}"
     );
+}
+
+/// A directory another user could write to, or one of another user, is
+/// refused with a clear error and left as it was; a private one is used.
+#[cfg(unix)]
+#[tokio::test]
+async fn config_files_only_go_in_private_directories() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mut fixture = fixture().await;
+    let root = std::env::temp_dir().join(format!("embacle-config-dirs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let dir_with_mode = |name: &str, mode: u32| {
+        let dir = root.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        dir
+    };
+    for (mode, why) in [
+        (0o777, "others may write"),
+        (0o1777, "others may write"),
+        (0o770, "others may write"),
+    ] {
+        let dir = dir_with_mode(&format!("m{mode:o}"), mode);
+        let err = fixture
+            .session_mut()
+            .write_mcp_config(Runner::ClaudeCode, &dir)
+            .unwrap_err();
+        assert!(err.is_config_file(), "{err}");
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(
+            source.contains(why) && source.contains("private directory"),
+            "{source}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "nothing left in {dir:?}"
+        );
+    }
+    for mode in [0o700, 0o755] {
+        let dir = dir_with_mode(&format!("ok{mode:o}"), mode);
+        let path = fixture
+            .session_mut()
+            .write_mcp_config(Runner::ClaudeCode, &dir)
+            .unwrap();
+        assert!(path.exists());
+    }
+    // Another user's directory: only root can make one to try.
+    let theirs = dir_with_mode("theirs", 0o755);
+    if std::os::unix::fs::chown(&theirs, Some(65534), None).is_ok() {
+        let err = fixture
+            .session_mut()
+            .write_mcp_config(Runner::ClaudeCode, &theirs)
+            .unwrap_err();
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(source.contains("it belongs to uid 65534"), "{source}");
+    } else {
+        let me = std::fs::metadata(&root).unwrap().uid();
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("SKIPPED (uid {me} cannot chown): the other user's directory case\n")
+                .as_bytes(),
+        );
+    }
+    fixture.revoke();
+    std::fs::remove_dir_all(&root).unwrap();
 }
