@@ -22,7 +22,10 @@
 //! - 32 connections: the same, 32 keep-alive connections at once;
 //! - a wrong bearer next to a right one, each on a fresh connection per
 //!   request (the host closes a connection it refused, so that is what an
-//!   unauthenticated peer gets).
+//!   unauthenticated peer gets);
+//! - a right bearer on fresh connections with the peer-user check on (the
+//!   default) and off (`refuse_other_users: false`): the check's cost per
+//!   connection (one read of `/proc/net/tcp`).
 //!
 //! A thread's CPU time is read from Linux's `/proc/self/task/TID/schedstat`
 //! (nanoseconds on a CPU, user and system), so this bench needs Linux. Pin
@@ -80,8 +83,16 @@ fn own_schedstat() -> PathBuf {
 }
 
 fn host_server(label: &'static str, sessions: usize) -> Server {
+    host_server_with(label, sessions, bench_config())
+}
+
+fn host_server_with(
+    label: &'static str,
+    sessions: usize,
+    config: embacle_tool_host::ToolHostConfig,
+) -> Server {
     server_thread(move || async move {
-        let host = ToolHost::bind(bench_config()).await.unwrap();
+        let host = ToolHost::bind(config).await.unwrap();
         let mut open = Vec::with_capacity(sessions);
         for _ in 0..sessions {
             open.push(host.open_session(surface(1)).unwrap());
@@ -306,6 +317,37 @@ fn main() {
     }
     report(
         "server_cpu.fresh_connection.wrong_over_right_bearer",
+        summary(&mut ratios),
+    );
+
+    // The peer-user check's cost: a right bearer on fresh connections, the
+    // check on (every host above) and off.
+    let unchecked = host_server_with(
+        "host_unchecked",
+        1,
+        embacle_tool_host::ToolHostConfig {
+            refuse_other_users: false,
+            ..bench_config()
+        },
+    );
+    let (mut ratios, mut checked_ns, mut unchecked_ns) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds_run {
+        let (on, a) = measure_fresh(&runtime, host, &host.authorization, fresh);
+        let (off, b) = measure_fresh(&runtime, &unchecked, &unchecked.authorization, fresh);
+        assert_eq!((a, b), (200, 200));
+        ratios.push(on / off);
+        checked_ns.push(on);
+        unchecked_ns.push(off);
+    }
+    for (label, mut values) in [("peer_checked", checked_ns), ("unchecked", unchecked_ns)] {
+        values.sort_by(f64::total_cmp);
+        report(
+            &format!("server_cpu.fresh_connection.{label}_ns_per_connection"),
+            format!("{:.0}", values[values.len() / 2]),
+        );
+    }
+    report(
+        "server_cpu.fresh_connection.peer_checked_over_unchecked",
         summary(&mut ratios),
     );
 }

@@ -42,6 +42,7 @@
 //! accept costs amortized O(1).
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -70,17 +71,21 @@ pub(crate) struct Connection {
     /// The count of authenticated connections of the session this one
     /// authenticated for, given back when it ends.
     share: OnceLock<Arc<AtomicUsize>>,
+    /// The listener's address and the client's, when accepted from a
+    /// socket (not in the fuzz and bench harnesses).
+    addresses: Option<(SocketAddr, SocketAddr)>,
 }
 
 impl Connection {
     /// A connection outside any table (the fuzz and bench harnesses).
     #[cfg(feature = "bench-internals")]
     pub(crate) fn detached() -> Arc<Self> {
-        Arc::new(Self::new())
+        Arc::new(Self::new(None))
     }
 
-    fn new() -> Self {
+    fn new(addresses: Option<(SocketAddr, SocketAddr)>) -> Self {
         Self {
+            addresses,
             state: AtomicU8::new(PENDING),
             shed: Notify::new(),
             activity: Activity::new(),
@@ -124,6 +129,20 @@ impl Connection {
         // Shed meanwhile: it is closing and holds no place.
         share.fetch_sub(1, Ordering::AcqRel);
         true
+    }
+
+    /// Whether no request has authenticated it yet.
+    pub(crate) fn is_unauthenticated(&self) -> bool {
+        self.is_pending()
+    }
+
+    /// Whether the kernel says user `uid` owns the client's end (see
+    /// `peer_user.rs`); true for a connection without addresses.
+    pub(crate) fn comes_from(&self, uid: u32) -> bool {
+        match self.addresses {
+            Some((local, peer)) => crate::peer_user::peer_uid(local, peer) == Some(uid),
+            None => true,
+        }
     }
 
     /// Resolves when the connection has been shed.
@@ -213,7 +232,10 @@ impl Admission {
     /// Admits a new connection into a free slot, or into the slot of the
     /// oldest pending connection (which is shed). `None` when every slot is
     /// held by an authenticated connection.
-    pub(crate) fn admit(self: &Arc<Self>) -> Option<Admitted> {
+    pub(crate) fn admit(
+        self: &Arc<Self>,
+        addresses: Option<(SocketAddr, SocketAddr)>,
+    ) -> Option<Admitted> {
         let mut table = self.lock();
         if table.held == self.capacity && !table.shed_oldest_pending() {
             return None;
@@ -222,7 +244,7 @@ impl Admission {
             table.held += 1;
         }
         table.tasks += 1;
-        let connection = Arc::new(Connection::new());
+        let connection = Arc::new(Connection::new(addresses));
         table.pending.push_back(Arc::clone(&connection));
         if table.pending.len() > 2 * self.capacity.max(8) {
             table.pending.retain(|c| c.is_pending());
@@ -308,28 +330,33 @@ mod tests {
     fn authenticated_connections_always_win() {
         let share = Arc::new(AtomicUsize::new(0));
         let admission = Arc::new(Admission::new(3));
-        let a = admission.admit().unwrap();
-        let b = admission.admit().unwrap();
-        let c = admission.admit().unwrap();
+        let a = admission.admit(None).unwrap();
+        let b = admission.admit(None).unwrap();
+        let c = admission.admit(None).unwrap();
         a.connection().authenticate(&share, usize::MAX);
-        let d = admission.admit().expect("b, the oldest pending, is shed");
+        let d = admission
+            .admit(None)
+            .expect("b, the oldest pending, is shed");
         assert!(b.connection().is_shed() && !c.connection().is_shed());
         b.connection().authenticate(&share, usize::MAX);
         assert!(b.connection().is_shed(), "a shed connection stays shed");
         assert_eq!(admission.held(), 3);
         c.connection().authenticate(&share, usize::MAX);
         d.connection().authenticate(&share, usize::MAX);
-        assert!(admission.admit().is_none(), "every slot is authenticated");
+        assert!(
+            admission.admit(None).is_none(),
+            "every slot is authenticated"
+        );
         drop(b); // the shed connection's task ends: no slot to give back
         assert_eq!(admission.held(), 3);
         // A pending connection that ends is never chosen afterwards.
         drop(d);
         assert_eq!(admission.held(), 2);
-        let d = admission.admit().unwrap();
+        let d = admission.admit(None).unwrap();
         d.connection().authenticate(&share, usize::MAX);
         drop(c);
         assert_eq!(admission.held(), 2);
-        let e = admission.admit().expect("a free slot");
+        let e = admission.admit(None).expect("a free slot");
         assert!(!e.connection().is_shed());
         drop((a, d, e));
         assert_eq!(admission.held(), 0);
@@ -343,17 +370,17 @@ mod tests {
     fn a_session_holds_at_most_its_share() {
         let (hog, other) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let admission = Arc::new(Admission::new(4));
-        let a = admission.admit().unwrap();
-        let b = admission.admit().unwrap();
-        let c = admission.admit().unwrap();
+        let a = admission.admit(None).unwrap();
+        let b = admission.admit(None).unwrap();
+        let c = admission.admit(None).unwrap();
         assert!(a.connection().authenticate(&hog, 2));
         assert!(b.connection().authenticate(&hog, 2));
         assert!(!c.connection().authenticate(&hog, 2), "past its share");
         assert!(c.connection().is_pending());
         assert!(a.connection().authenticate(&other, 2), "already in");
-        let d = admission.admit().unwrap();
+        let d = admission.admit(None).unwrap();
         assert!(d.connection().authenticate(&other, 2));
-        let e = admission.admit().expect("c, refused, is shed for it");
+        let e = admission.admit(None).expect("c, refused, is shed for it");
         assert!(c.connection().is_shed());
         assert_eq!(
             (hog.load(Ordering::Relaxed), other.load(Ordering::Relaxed)),
@@ -378,7 +405,7 @@ mod tests {
         let admission = Arc::new(Admission::new(4));
         let mut live = VecDeque::new();
         for _ in 0..1000 {
-            live.push_back(admission.admit().unwrap());
+            live.push_back(admission.admit(None).unwrap());
             live.retain(|admitted: &Admitted| !admitted.connection().is_shed());
             assert!(admission.lock().pending.len() <= 2 * 8 + 1);
         }
@@ -391,7 +418,7 @@ mod tests {
     async fn all_ended_waits_for_every_task() {
         let admission = Arc::new(Admission::new(2));
         admission.all_ended().await;
-        let admitted = admission.admit().unwrap();
+        let admitted = admission.admit(None).unwrap();
         let waiter = {
             let admission = Arc::clone(&admission);
             tokio::spawn(async move { admission.all_ended().await })

@@ -135,6 +135,18 @@ pub struct ToolHostConfig {
     /// `max_connections`, rounded up; at most `max_connections`. With many
     /// sessions busy at once, lower it so that their shares fit.
     pub max_connections_per_session: Option<usize>,
+    /// Refuse (403, and close) a connection that another local user's
+    /// process opened, on the first request that presents a live bearer:
+    /// a bearer that leaks to another user (Claude's ACP adapter puts it on
+    /// a command line every user can read) is then useless to them. On
+    /// Linux, where the kernel says which user owns the client's end of a
+    /// loopback connection (`/proc/net/tcp`); elsewhere, or where `/proc`
+    /// is not mounted, there is no check ([`ToolHost::checks_peer_user`](crate::ToolHost::checks_peer_user)
+    /// says whether there is). It costs one read of that table per
+    /// authenticated connection, nothing for connections without a bearer.
+    /// It does not defend against processes of the same user, which can
+    /// read the caller's memory anyway, nor against root. Default true.
+    pub refuse_other_users: bool,
     /// Most sessions open at once; [`ToolHost::open_session`](crate::ToolHost::open_session) fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs
     /// nothing until used. Default 1,048,576.
@@ -198,6 +210,7 @@ impl Default for ToolHostConfig {
             body_read_timeout: Duration::from_secs(10),
             max_connections: 256,
             max_connections_per_session: None,
+            refuse_other_users: true,
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),

@@ -144,6 +144,14 @@ impl ToolHost {
         self.inner.local_addr
     }
 
+    /// Whether connections of other local users are refused
+    /// ([`ToolHostConfig::refuse_other_users`]): true when it was asked for
+    /// and the platform tells the host who owns a connection's client end
+    /// (Linux, with `/proc` mounted).
+    pub fn checks_peer_user(&self) -> bool {
+        self.inner.shared.peer_user.is_some()
+    }
+
     /// Opens a session on `surface`: mints a fresh 256-bit bearer and
     /// returns the guard that owns it.
     ///
@@ -268,6 +276,7 @@ impl AcceptLoop {
         // past its deadline).
         let (close_tx, close_rx) = watch::channel(false);
         let mut backoff = Duration::from_millis(5);
+        let local_addr = self.listener.local_addr().ok();
         loop {
             let accepted = {
                 let accept = pin!(self.listener.accept());
@@ -278,9 +287,10 @@ impl AcceptLoop {
                 }
             };
             match accepted {
-                Ok((stream, _peer)) => {
+                Ok((stream, peer)) => {
                     backoff = Duration::from_millis(5);
-                    self.serve(stream, &admission, &drain, close_rx.clone());
+                    let addresses = local_addr.map(|local| (local, peer));
+                    self.serve(stream, addresses, &admission, &drain, close_rx.clone());
                 }
                 Err(_) => {
                     // Out of file descriptors, or a connection reset before
@@ -319,11 +329,12 @@ impl AcceptLoop {
     fn serve(
         &self,
         stream: TcpStream,
+        addresses: Option<(SocketAddr, SocketAddr)>,
         admission: &Arc<Admission>,
         drain: &Drain,
         mut close: watch::Receiver<bool>,
     ) {
-        let Some(admitted) = admission.admit() else {
+        let Some(admitted) = admission.admit(addresses) else {
             return; // every slot is authenticated: refuse (drop the stream)
         };
         // Tool calls are small request/response exchanges: send each

@@ -167,6 +167,7 @@ mod mcp_session;
 mod notification_stream;
 mod outcome;
 mod param_headers;
+mod peer_user;
 mod progress;
 mod rejection;
 mod request_body;

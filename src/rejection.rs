@@ -14,6 +14,8 @@ pub(crate) enum Rejection {
     Forbidden(&'static str),
     /// A live bearer whose session holds its share of connections.
     SessionFull,
+    /// A live bearer on a connection another local user opened.
+    OtherUser,
     /// A header that must appear at most once appeared twice.
     Ambiguous(&'static str),
     NotFound,
@@ -44,6 +46,10 @@ impl Rejection {
             Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
             Self::Ambiguous(why) => (StatusCode::BAD_REQUEST, why),
             Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
+            Self::OtherUser => (
+                StatusCode::FORBIDDEN,
+                "Forbidden: this connection comes from another local user than the host's",
+            ),
             Self::SessionFull => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "Too many connections: this session holds its share of the host's connections; reuse one, or close one first",
@@ -106,6 +112,7 @@ impl Rejection {
                 | Self::NotFound
                 | Self::Unauthorized
                 | Self::SessionFull
+                | Self::OtherUser
         )
     }
 

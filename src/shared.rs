@@ -48,6 +48,9 @@ pub(crate) struct Shared {
     pub(crate) sse_keep_alive: Duration,
     pub(crate) max_streams_per_session: usize,
     pub(crate) connections_per_session: usize,
+    /// The uid of the host's listener, when connections of other users are
+    /// refused (`peer_user.rs`).
+    pub(crate) peer_user: Option<u32>,
     pub(crate) max_mcp_sessions_per_session: usize,
     /// Raised at shutdown: every notification stream ends.
     pub(crate) streams_end: Arc<Latch>,
@@ -87,6 +90,10 @@ impl Shared {
             sse_keep_alive: config.sse_keep_alive,
             max_streams_per_session: config.max_streams_per_session,
             connections_per_session: config.connections_per_session(),
+            peer_user: config
+                .refuse_other_users
+                .then(|| crate::peer_user::listener_uid(local_addr))
+                .flatten(),
             max_mcp_sessions_per_session: config.max_mcp_sessions_per_session,
             streams_end: Arc::default(),
             calls_running: AtomicUsize::new(0),

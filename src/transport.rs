@@ -134,6 +134,12 @@ async fn serve_checked(
         return Err(Rejection::NotFound);
     }
     let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
+    // Once per connection, and only with a live bearer: its client's user.
+    if let Some(uid) = shared.peer_user {
+        if connection.is_unauthenticated() && !connection.comes_from(uid) {
+            return Err(Rejection::OtherUser);
+        }
+    }
     let limit = shared.connections_per_session;
     if !connection.authenticate(&lease.session.connections, limit) {
         return Err(Rejection::SessionFull);
