@@ -2,9 +2,12 @@
 //!
 //! Protocol failures (a bad bearer, an unknown tool, malformed JSON-RPC) are
 //! not Rust errors: they are answers on the wire, decided in `transport.rs`
-//! and `jsonrpc.rs`. [`Error`] covers what the *embedder* can get wrong or
-//! run into: binding the listener, configuration, tool descriptors, the
-//! session limit and shutdown.
+//! (with `rejection.rs`) and `mcp/` (with `jsonrpc/`). [`Error`] covers what
+//! the *embedder* can get wrong or run into: binding the listener (and
+//! calling it outside a Tokio runtime), configuration, tool descriptors and
+//! their names as an agent shows them, the session limit, shutdown (and its
+//! deadline), an agent that cannot take an `http` server or reads no config
+//! file, and writing a config file.
 
 use std::fmt;
 use std::io;

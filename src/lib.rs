@@ -39,9 +39,9 @@
 //! # Layout
 //!
 //! Requests flow one way: transport → auth → JSON-RPC → MCP → surface.
-//! State sits below all of them: every module imports only from modules
-//! beneath it (`scripts/layering` prints the layers and fails on a cycle).
-//! From the top:
+//! The modules form layers: each imports only from layers below it
+//! (`scripts/layering` prints the layers and fails on a cycle). Roughly
+//! from the top (the script's order is exact):
 //!
 //! - `host`: [`ToolHost`]; the listener, the accept loop and shutdown.
 //! - `transport`, `rejection`, `request_headers` (private): the hyper
@@ -52,25 +52,36 @@
 //! - `response_body`, `sse`, `notification_stream` (private): response
 //!   bodies; the SSE stream that drives a streamed call and frames its
 //!   progress, and the one that carries a session's list changes.
-//! - `mcp` (private): the method dispatcher, a pure function of a body, its
-//!   MCP headers and the session's state (unit-tested without a socket);
+//! - `mcp` (private): the method dispatcher: a body and its MCP headers in,
+//!   a reply out, asking the surface and changing the session's state on
+//!   the way (unit-tested without a socket);
 //!   `mcp/tools_call.rs` checks, runs and answers `tools/call`;
 //!   `mcp/subscriptions.rs` opens notification streams and renders what
 //!   they carry.
 //! - `agent_config`: each kind of agent's entry, as methods of
 //!   [`McpServers`] and [`ToolSession`]: [`McpServers::for_acp_agent`] (the
-//!   ACP array, checked against the agent's capabilities), [`Runner`] and
-//!   its config files, and the model-side tool-name check.
+//!   ACP array, checked against the agent's capabilities) and the config
+//!   files of the agents that read one (written only into private
+//!   directories).
+//! - `runner`: [`Runner`], each agent tested: how it names tools to its
+//!   model, the limits that follow, and its config-file flag.
 //! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
 //!   [`McpServers`], the ACP entries.
-//! - `shared` (private): the state below everything — the host's
-//!   `Shared` limits and revocation slab, each session's state,
-//!   [`SessionId`], and the `Lease` a request holds on its session.
+//! - `shared` (private): the host's `Shared` limits and revocation slab,
+//!   each session's state (which holds its surface, so `shared` sits above
+//!   `surface`), [`SessionId`], and the `Lease` a request holds on its
+//!   session.
+//! - `listings` (private): what a session's listings told its agents: the
+//!   count, the wait for the first ([`ToolSession::first_listing`]), and
+//!   which tools the latest declared an `outputSchema` for.
 //! - `surface`, `static_surface`: [`ToolSurface`], the two halves every
 //!   request asks; [`StaticSurface`], a fixed list plus an executor.
 //! - `tool`, `outcome`, `content`: [`Tool`] descriptors; [`ToolOutcome`],
 //!   success, refusal or failure, and its [`OutcomeBuilder`];
 //!   [`ContentBlock`]s and their per-revision rendering.
+//! - `in_flight`, `entry` (private): a session's calls in flight, for
+//!   cancellation; the gate that makes "no call starts after the guard's
+//!   drop returns" exact.
 //! - `call`, `progress`, `logging`, `log_level`, `call_events` (private):
 //!   [`ToolCall`], the per-call context of long calls, with its [`Progress`]
 //!   reporter, its [`Logger`] and [`CancelSignal`]; the channel that carries
@@ -92,14 +103,13 @@
 //!   framing; `jsonrpc/read.rs` reads a body, the usual one by the
 //!   allocation-free pass of `jsonrpc/envelope.rs`, whose members
 //!   `jsonrpc/member_value.rs` builds into `Value`s when a method asks.
-//! - `in_flight`, `entry` (private): a session's calls in flight, for
-//!   cancellation; the gate that makes "no call starts after the guard's
-//!   drop returns" exact.
 //! - `bearer`, `revocation` (private): the token format, and the lock-free
 //!   slab that validates and revokes bearers in O(1).
-//! - `admission`, `write_stall`, `idle_deadline`, `drain` (private):
-//!   which connections hold the host's slots (authenticated ones always
-//!   win), closing those whose client stopped reading, the header read
+//! - `admission`, `peer_user`, `write_stall`, `idle_deadline`, `drain`
+//!   (private): which connections hold the host's slots (authenticated
+//!   ones always win, each session within its share), which local user a
+//!   connection comes from (Linux), closing those whose client stopped
+//!   reading, the header read
 //!   timeout kept off the request path (two stores and a clock read per
 //!   request, the timer in each connection's supervisor), and graceful
 //!   shutdown at the cost of one atomic load per poll.
@@ -124,7 +134,10 @@
 //! It also cancels the session's calls in flight. A panicking tool fails its
 //! own call only. Connection slots go to authenticated clients first: a
 //! flood of connections without a live bearer sheds its own oldest members,
-//! never a connection that has authenticated. What one connection can make
+//! never a connection that has authenticated, and one session holds at most
+//! its share of the slots. On Linux, a connection that another local user
+//! opened is refused, so a bearer leaked to them is useless. What one
+//! connection can make
 //! the host hold is bounded by the config (see [`ToolHostConfig`]'s
 //! "Memory"). Bearers never appear in
 //! `Debug`, errors or logs (the crate logs nothing); they reach disk only

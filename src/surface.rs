@@ -31,8 +31,11 @@ use crate::{Tool, ToolCall, ToolOutcome};
 /// - `list_tools` returns `Arc<[Tool]>` so a surface can keep its current list
 ///   in an `Arc` and hand it out without copying. The host serves the tools
 ///   in the order given; keep it deterministic.
-/// - A panic in any of the three methods fails that one request with JSON-RPC
-///   `-32603`; the host and every other call keep going.
+/// - A panic in `list_tools`, `is_visible`, `call` or `call_with` fails that
+///   one request with JSON-RPC `-32603`; the host and every other call keep
+///   going. `list_can_change` and `may_log` are asked once, inside
+///   [`ToolHost::open_session`](crate::ToolHost::open_session), on the
+///   caller's own task: a panic there is the caller's, as any in its code.
 ///
 /// # Examples
 ///

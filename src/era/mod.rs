@@ -35,8 +35,13 @@
 //! An MCP header sent twice is never resolved by picking one: it is a 400
 //! in either era (`-32020` in the modern one, `-32600` in the legacy one).
 //!
-//! Nothing else about a request depends on its era: the tool logic is one
-//! code path, and the era only decides the result's envelope.
+//! The tool logic is one code path for both eras; the era decides around
+//! it: the methods served and what an unknown one gets (`-32601` with 200
+//! or 404), batching (2025-03-26 only), the result's envelope
+//! (`resultType`, `ttlMs`, `cacheScope`, serverInfo), how content and
+//! `structuredContent` are rendered and whether `outputSchema` is listed,
+//! how a call's logging is asked for (`logging/setLevel` or `_meta`), and
+//! whether `Mcp-Param-*` headers are checked.
 
 use std::borrow::Cow;
 

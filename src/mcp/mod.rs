@@ -1,5 +1,8 @@
-//! The MCP dispatcher: one POST body in, one reply out — a pure function of
-//! the body's bytes, its MCP headers and the session's state.
+//! The MCP dispatcher: one POST body in, one reply out. It reads the body's
+//! bytes with its MCP headers, asks the session's surface (user code, run
+//! under panic containment), and changes the session's state: it mints and
+//! ends MCP sessions, sets the log level, opens notification streams and
+//! counts calls and listings.
 //!
 //! `transport.rs` has already checked Host/Origin, the bearer, the method,
 //! the headers and the body size; it hands over the body bytes and a
@@ -14,10 +17,11 @@
 //!
 //! | era | methods | anything else |
 //! |---|---|---|
-//! | legacy (2025-03-26 … 2025-11-25) | `initialize`, `ping`, `tools/list`, `tools/call` | `-32601`, HTTP 200 |
-//! | modern (2026-07-28) | `server/discover`, `tools/list`, `tools/call` | `-32601`, HTTP 404 |
+//! | legacy (2025-03-26 … 2025-11-25) | `initialize`, `ping`, `tools/list`, `tools/call`; `logging/setLevel` when the surface logs | `-32601`, HTTP 200 |
+//! | modern (2026-07-28) | `server/discover`, `tools/list`, `tools/call`, `subscriptions/listen` | `-32601`, HTTP 404 |
 //!
-//! Every notification and client response is accepted and ignored. The
+//! Every notification and client response is accepted (202) and, but for
+//! `notifications/cancelled`, which cancels that call, ignored. The
 //! tools methods are one code path for both eras; a modern result only gets
 //! its envelope members (`resultType`, `ttlMs`/`cacheScope` on listings,
 //! serverInfo in `_meta`, rendered once per host in `server_info.rs`) after
