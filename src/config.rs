@@ -145,7 +145,11 @@ pub struct ToolHostConfig {
     /// says whether there is). It costs one read of that table per
     /// authenticated connection, nothing for connections without a bearer.
     /// It does not defend against processes of the same user, which can
-    /// read the caller's memory anyway, nor against root. Default true.
+    /// read the caller's memory anyway, nor against root. Default false for
+    /// now: under a flood of connections the table grows with the flood,
+    /// and reading it made an agent's fresh connections tens of
+    /// milliseconds slower (`tests/admission.rs`); it is off until that
+    /// read is bounded.
     pub refuse_other_users: bool,
     /// Most sessions open at once; [`ToolHost::open_session`](crate::ToolHost::open_session) fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs
@@ -210,7 +214,7 @@ impl Default for ToolHostConfig {
             body_read_timeout: Duration::from_secs(10),
             max_connections: 256,
             max_connections_per_session: None,
-            refuse_other_users: true,
+            refuse_other_users: false,
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),

@@ -55,7 +55,11 @@ fn skipped(why: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_users_connection_is_refused() {
-    let fx = Fixture::new().await;
+    let fx = Fixture::with(ToolHostConfig {
+        refuse_other_users: true,
+        ..ToolHostConfig::default()
+    })
+    .await;
     assert!(
         fx.host.checks_peer_user(),
         "Linux with /proc: the check is on"
