@@ -19,10 +19,12 @@ mod support;
 
 use std::path::Path;
 
-use serde_json::{json, Value};
-use support::agents::{agents_dir, run_turn, Agent, BearerSeen, Turn, ONE_AT_A_TIME};
+use serde_json::Value;
+use support::agents::{
+    agents_dir, demo_script, run_turn, Agent, BearerSeen, Turn, ONE_AT_A_TIME, VAULT,
+};
 use support::legacy_only_proxy::LegacyOnlyProxy;
-use support::scripted_model::{ScriptedModel, ToolCallScript};
+use support::scripted_model::ScriptedModel;
 
 /// The `role: tool` message of the model's second request.
 fn tool_result_sent_to_model(turn: &Turn) -> String {
@@ -61,28 +63,8 @@ fn copilot(dir: &Path, model: &ScriptedModel) -> Agent {
 async fn copilot_turn(args: &[&str]) -> Option<Turn> {
     let dir = agents_dir().await?;
     let _one = ONE_AT_A_TIME.lock().await;
-    let model = ScriptedModel::start(script()).await;
+    let model = ScriptedModel::start(demo_script()).await;
     Some(run_turn(&copilot(&dir, &model), &model, args, |_| {}).await)
-}
-
-fn script() -> Vec<ToolCallScript> {
-    vec![
-        ToolCallScript {
-            trigger: "weather",
-            calls: vec![("get_weather", json!({"city": "Paris"}))],
-        },
-        ToolCallScript {
-            trigger: "notes",
-            calls: vec![("delete_all_notes", json!({}))],
-        },
-        ToolCallScript {
-            trigger: "vault",
-            calls: vec![
-                ("unlock", json!({})),
-                ("secret_echo", json!({"text": "open sesame"})),
-            ],
-        },
-    ]
 }
 
 /// The model calls a read-only tool (no permission asked), and its final
@@ -198,10 +180,6 @@ async fn copilot_reads_the_config_file() {
     );
 }
 
-/// The prompt of the mid-turn change: `unlock` adds `secret_echo`, which
-/// the model calls in its very next request if Copilot offers it there.
-const VAULT: &str = "Open the vault and echo a secret.";
-
 /// 2026-07-28 (Copilot settles on it by `server/discover`): the notice on
 /// `subscriptions/listen` is written before `unlock`'s result, Copilot
 /// re-lists before its next model request, and the model calls
@@ -226,7 +204,7 @@ async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    let model = ScriptedModel::start(script()).await;
+    let model = ScriptedModel::start(demo_script()).await;
     let proxy = LegacyOnlyProxy::start().await;
     let via = proxy.addr.to_string();
     let turn = run_turn(
