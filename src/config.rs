@@ -140,16 +140,14 @@ pub struct ToolHostConfig {
     /// a bearer that leaks to another user (Claude's ACP adapter puts it on
     /// a command line every user can read) is then useless to them. On
     /// Linux, where the kernel says which user owns the client's end of a
-    /// loopback connection (`/proc/net/tcp`); elsewhere, or where `/proc`
-    /// is not mounted, there is no check ([`ToolHost::checks_peer_user`](crate::ToolHost::checks_peer_user)
-    /// says whether there is). It costs one read of that table per
-    /// authenticated connection, nothing for connections without a bearer.
-    /// It does not defend against processes of the same user, which can
-    /// read the caller's memory anyway, nor against root. Default false for
-    /// now: under a flood of connections the table grows with the flood,
-    /// and reading it made an agent's fresh connections tens of
-    /// milliseconds slower (`tests/admission.rs`); it is off until that
-    /// read is bounded.
+    /// loopback connection (one `NETLINK_SOCK_DIAG` lookup of that socket,
+    /// as `ss` does); elsewhere there is no check
+    /// ([`ToolHost::checks_peer_user`](crate::ToolHost::checks_peer_user)
+    /// says whether there is). It costs one lookup per authenticated
+    /// connection, O(1) in the machine's socket count, a few microseconds
+    /// (`benches/server_cpu.rs`), and nothing for connections without a
+    /// bearer. It does not defend against processes of the same user, which
+    /// can read the caller's memory anyway, nor against root. Default true.
     pub refuse_other_users: bool,
     /// Most sessions open at once; [`ToolHost::open_session`](crate::ToolHost::open_session) fails beyond
     /// it. Slots are allocated as sessions open, so a high limit costs
@@ -214,7 +212,7 @@ impl Default for ToolHostConfig {
             body_read_timeout: Duration::from_secs(10),
             max_connections: 256,
             max_connections_per_session: None,
-            refuse_other_users: false,
+            refuse_other_users: true,
             max_sessions: 1 << 20,
             call_timeout: Some(Duration::from_secs(300)),
             sse_keep_alive: Duration::from_secs(15),

@@ -55,14 +55,11 @@ fn skipped(why: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_users_connection_is_refused() {
-    let fx = Fixture::with(ToolHostConfig {
-        refuse_other_users: true,
-        ..ToolHostConfig::default()
-    })
-    .await;
+    // The default config: the check is on by default.
+    let fx = Fixture::with(ToolHostConfig::default()).await;
     assert!(
         fx.host.checks_peer_user(),
-        "Linux with /proc: the check is on"
+        "Linux answers NETLINK_SOCK_DIAG: the check is on"
     );
     let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let me = tokio::task::spawn_blocking(move || curl_status(addr, &bearer, None))
