@@ -127,3 +127,9 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     let _ = serving.await;
     output
 }
+
+/// The owner of the client's end of the loopback connection from `peer` to
+/// `local`, as the peer-user check asks the kernel for it.
+pub fn peer_uid(local: std::net::SocketAddr, peer: std::net::SocketAddr) -> Option<u32> {
+    crate::peer_user::peer_uid(local, peer)
+}
