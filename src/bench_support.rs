@@ -2,10 +2,10 @@
 //! socket. Compiled only with the `bench-internals` feature; **not public
 //! API**: it may change or vanish in any release.
 
-use crate::bearer::Bearer;
-use crate::era::EnvelopeHeaders;
+use crate::auth::Bearer;
 use crate::mcp::{self, Reply, RequestContext};
-use crate::shared::Lease;
+use crate::protocol::EnvelopeHeaders;
+use crate::state::Lease;
 use crate::ToolHost;
 
 /// Step 3 of the transport alone: parse an `Authorization` value and check
@@ -30,7 +30,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let context = RequestContext {
         headers: EnvelopeHeaders::default(),
         may_stream: false,
-        session: crate::mcp_session::SessionHandle::Absent,
+        session: crate::state::SessionHandle::Absent,
     };
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,
@@ -70,19 +70,19 @@ pub fn reads_agree(body: &[u8]) -> bool {
 }
 
 /// The host's bound on the memory `body` takes once parsed as JSON (see
-/// `json_scan.rs`).
+/// `jsonrpc/json_scan.rs`).
 pub fn parsed_size_bound(body: &[u8]) -> usize {
-    crate::json_scan::parsed_size_bound(body)
+    crate::jsonrpc::json_scan::parsed_size_bound(body)
 }
 
 /// The modern-era header decoding (`=?base64?…?=` form), owned.
 pub fn decode_header_value(raw: &[u8]) -> Option<Vec<u8>> {
-    crate::era::decode_header_value(raw).map(|value| value.into_owned())
+    crate::protocol::era::decode_header_value(raw).map(|value| value.into_owned())
 }
 
 /// Standard base64 decoding, as the header form uses it.
 pub fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
-    crate::base64::decode(text)
+    crate::util::base64::decode(text)
 }
 
 /// The whole request path minus the socket: `input` is written, as raw
@@ -97,11 +97,11 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (client, server) = tokio::io::duplex(64 * 1024);
-    let connection = crate::transport::connection_builder(host.config()).serve_connection(
-        crate::transport::guarded_io(server, host.config()),
-        crate::transport::connection_service(
+    let connection = crate::http::connection_builder(host.config()).serve_connection(
+        crate::http::guarded_io(server, host.config()),
+        crate::http::connection_service(
             std::sync::Arc::clone(host.shared()),
-            crate::admission::Connection::detached(),
+            crate::conn::Connection::detached(),
         ),
     );
     let serving = tokio::spawn(connection);
@@ -131,5 +131,5 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
 /// The owner of the client's end of the loopback connection from `peer` to
 /// `local`, as the peer-user check asks the kernel for it.
 pub fn peer_uid(local: std::net::SocketAddr, peer: std::net::SocketAddr) -> Option<u32> {
-    crate::peer_user::peer_uid(local, peer)
+    crate::conn::peer_uid(local, peer)
 }

@@ -185,7 +185,7 @@ pub struct ToolHostConfig {
     pub max_batch_len: usize,
     /// Most memory the parsed JSON of one request body may take. The host
     /// bounds it from the body's bytes before parsing (conservatively: see
-    /// `json_scan.rs`), and refuses a body past it with 413. Needed because
+    /// `jsonrpc/json_scan.rs`), and refuses a body past it with 413. Needed because
     /// parsed JSON can take far more memory than its text: a body of small
     /// objects takes about 80 times its size. Ordinary bodies, mostly
     /// strings, are charged about their own size. At least 1. Default

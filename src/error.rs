@@ -1,8 +1,8 @@
 //! The crate's one public error type.
 //!
 //! Protocol failures (a bad bearer, an unknown tool, malformed JSON-RPC) are
-//! not Rust errors: they are answers on the wire, decided in `transport.rs`
-//! (with `rejection.rs`) and `mcp/` (with `jsonrpc/`). [`Error`] covers what
+//! not Rust errors: they are answers on the wire, decided in `http/transport.rs`
+//! (with `http/rejection.rs`) and `mcp/` (with `jsonrpc/`). [`Error`] covers what
 //! the *embedder* can get wrong or run into: binding the listener (and
 //! calling it outside a Tokio runtime), configuration, tool descriptors and
 //! their names as an agent shows them, the session limit, shutdown (and its

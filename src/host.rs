@@ -11,13 +11,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::admission::Admission;
 use crate::config::ToolHostConfig;
-use crate::drain::Drain;
-use crate::future::{race, First};
+use crate::conn::Admission;
+use crate::conn::Drain;
+use crate::http::{connection_builder, connection_service, guarded_io};
 use crate::session::ToolSession;
-use crate::shared::Shared;
-use crate::{transport, Error, ToolSurface};
+use crate::state::Shared;
+use crate::util::{race, First};
+use crate::{Error, ToolSurface};
 
 /// What the accept loop is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,7 +269,7 @@ struct AcceptLoop {
 
 impl AcceptLoop {
     async fn run(mut self) {
-        // Every connection holds a slot (see `admission.rs`); when every
+        // Every connection holds a slot (see `conn/admission.rs`); when every
         // connection task has ended, so has the host.
         let admission = Arc::new(Admission::new(self.config.max_connections));
         let drain = Drain::new();
@@ -325,7 +326,7 @@ impl AcceptLoop {
     /// the connection does, when every connection is closed at once
     /// (`close`), when admission sheds it, or when it goes
     /// `header_read_timeout` without a request in service
-    /// (`idle_deadline.rs`).
+    /// (`conn/idle_deadline.rs`).
     fn serve(
         &self,
         stream: TcpStream,
@@ -340,12 +341,9 @@ impl AcceptLoop {
         // Tool calls are small request/response exchanges: send each
         // response as soon as it is written.
         let _ = stream.set_nodelay(true);
-        let connection = transport::connection_builder(&self.config).serve_connection(
-            transport::guarded_io(stream, &self.config),
-            transport::connection_service(
-                Arc::clone(&self.shared),
-                Arc::clone(admitted.connection()),
-            ),
+        let connection = connection_builder(&self.config).serve_connection(
+            guarded_io(stream, &self.config),
+            connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
         );
         let connection = drain.watch(connection);
         // The connection runs in a task of its own, and a second task waits

@@ -39,89 +39,37 @@
 //! # Layout
 //!
 //! Requests flow one way: transport → auth → JSON-RPC → MCP → surface.
-//! The modules form layers: each imports only from layers below it
-//! (`scripts/layering` prints the layers and fails on a cycle). Roughly
-//! from the top (the script's order is exact):
+//! Each folder of `src/` is one concept, and its `mod.rs` is its map: what
+//! it holds, and exactly what other folders may use. Folders import only
+//! from folders below them (`scripts/layering` prints the order and fails
+//! on a cycle). From the top:
 //!
-//! - `host`: [`ToolHost`]; the listener, the accept loop and shutdown.
-//! - `transport`, `rejection`, `request_headers` (private): the hyper
-//!   service function, every HTTP check, and the HTTP/1.1 settings a
-//!   connection is served with; the status table of every refusal; the one
-//!   pass that reads every header the checks need. The transport maps the dispatcher's
-//!   reply classes to status codes.
-//! - `response_body`, `sse`, `notification_stream` (private): response
-//!   bodies; the SSE stream that drives a streamed call and frames its
-//!   progress, and the one that carries a session's list changes.
-//! - `mcp` (private): the method dispatcher: a body and its MCP headers in,
-//!   a reply out, asking the surface and changing the session's state on
-//!   the way (unit-tested without a socket);
-//!   `mcp/tools_call.rs` checks, runs and answers `tools/call`;
-//!   `mcp/subscriptions.rs` opens notification streams and renders what
-//!   they carry.
-//! - `agent_config`: each kind of agent's entry, as methods of
-//!   [`McpServers`] and [`ToolSession`]: [`McpServers::for_acp_agent`] (the
-//!   ACP array, checked against the agent's capabilities) and the config
-//!   files of the agents that read one (written only into private
-//!   directories).
-//! - `runner`: [`Runner`], each agent tested: how it names tools to its
-//!   model, the limits that follow, and its config-file flag.
-//! - `session`: [`ToolSession`], the guard whose drop revokes the bearer;
-//!   [`McpServers`], the ACP entries.
-//! - `shared` (private): the host's `Shared` limits and revocation slab,
-//!   each session's state (which holds its surface, so `shared` sits above
-//!   `surface`), [`SessionId`], and the `Lease` a request holds on its
-//!   session.
-//! - `listings` (private): what a session's listings told its agents: the
-//!   count, the wait for the first ([`ToolSession::first_listing`]), and
-//!   which tools the latest declared an `outputSchema` for.
-//! - `surface`, `static_surface`: [`ToolSurface`], the two halves every
-//!   request asks; [`StaticSurface`], a fixed list plus an executor.
-//! - `tool`, `outcome`, `content`: [`Tool`] descriptors; [`ToolOutcome`],
-//!   success, refusal or failure, and its [`OutcomeBuilder`];
-//!   [`ContentBlock`]s and their per-revision rendering.
-//! - `in_flight`, `entry` (private): a session's calls in flight, for
-//!   cancellation; the gate that makes "no call starts after the guard's
-//!   drop returns" exact.
-//! - `call`, `progress`, `logging`, `log_level`, `call_events` (private):
-//!   [`ToolCall`], the per-call context of long calls, with its [`Progress`]
-//!   reporter, its [`Logger`] and [`CancelSignal`]; the channel that carries
-//!   a streamed call's progress and log messages to its stream.
-//! - `list_changed`: [`ListChangedNotifier`], and each session's record of
-//!   its list changes that streams wait on, of the audiences (one client's
-//!   streams) each change has reached, and of the wait that holds a call's
-//!   result until its change is on every stream.
-//! - `mcp_session` (private): the MCP sessions (`Mcp-Session-Id`) each
-//!   legacy `initialize` mints inside a bearer's session: their ids, the
-//!   version each negotiated, and the per-bearer cap.
-//! - `config`: [`ToolHostConfig`], every limit and its validation.
-//! - `server_info` (private): what the server says about itself, rendered
-//!   once per host.
-//! - `era`, `param_headers` (private): protocol revisions (legacy and
-//!   2026-07-28, classified per request); `x-mcp-header` annotations,
-//!   checked when a [`Tool`] is built and against `Mcp-Param-*` headers.
-//! - `jsonrpc` (private): JSON-RPC envelopes, error codes and response
-//!   framing; `jsonrpc/read.rs` reads a body, the usual one by the
-//!   allocation-free pass of `jsonrpc/envelope.rs`, whose members
-//!   `jsonrpc/member_value.rs` builds into `Value`s when a method asks.
-//! - `bearer`, `revocation` (private): the token format, and the lock-free
-//!   slab that validates and revokes bearers in O(1).
-//! - `admission`, `peer_user`, `write_stall`, `idle_deadline`, `drain`
-//!   (private): which connections hold the host's slots (authenticated
-//!   ones always win, each session within its share), which local user a
-//!   connection comes from (Linux), closing those whose client stopped
-//!   reading, the header read
-//!   timeout kept off the request path (two stores and a clock read per
-//!   request, the timer in each connection's supervisor), and graceful
-//!   shutdown at the cost of one atomic load per poll.
-//! - `json_scan`, `json_out`, `base64` (private): a body's JSON shape
-//!   before parsing (the memory its parse would take, a batch's length);
-//!   appending JSON to a response; base64 (decoding the `=?base64?…?=`
-//!   header form, encoding media blocks).
-//! - `future`, `unwind` (private): a boxed future type and a two-way
-//!   select; panic containment.
-//! - `error`: the one public [`Error`].
-//! - `bench_support` (hidden, `bench-internals` feature): what the crate's
-//!   benches and fuzz targets reach without a socket. Not API.
+//! - `host.rs`: [`ToolHost`]; the listener, the accept loop and shutdown.
+//! - `http/`: the hyper service function and every HTTP check, the request
+//!   headers and body, the status of every refusal, and response bodies
+//!   (complete, a streamed call's SSE, a notification stream).
+//! - `mcp/`, `session/` (side by side): the method dispatcher — a body and
+//!   its MCP headers in, a reply out, asking the surface and changing the
+//!   session's state on the way (unit-tested without a socket); and the
+//!   caller's side: [`ToolSession`], [`McpServers`], each agent's config
+//!   and [`Runner`].
+//! - `state/`: what the host and its sessions hold — the shared limits and
+//!   slab, each session's state, calls in flight, list changes
+//!   ([`ListChangedNotifier`]), listings, MCP sessions.
+//! - `surface/`: what user code implements and is handed: [`ToolSurface`],
+//!   [`StaticSurface`], [`ToolCall`], [`Progress`], [`Logger`].
+//! - `tool/`: [`Tool`], [`ToolOutcome`], [`ContentBlock`].
+//! - `protocol/`: MCP revisions (the two eras, classified per request),
+//!   `x-mcp-header` bindings, the server's info.
+//! - `config.rs`: [`ToolHostConfig`], every limit and its validation.
+//! - `auth/`: the bearer format and the lock-free revocation slab.
+//! - `jsonrpc/`: JSON-RPC envelopes, reading a body, writing JSON.
+//! - `conn/`: a connection's supervision: admission, the peer's user, the
+//!   header read timeout, write stalls, graceful shutdown.
+//! - `util/`: futures, panic containment, base64.
+//! - `error.rs`: the one public [`Error`].
+//! - `bench_support.rs` (hidden, `bench-internals` feature): what the
+//!   crate's benches and fuzz targets reach without a socket. Not API.
 //!
 //! # Security model
 //!
@@ -147,76 +95,40 @@
 //! handed the bearer to, while the session is open. See README.md for the
 //! full model.
 // No `unsafe` but the two calls that open a netlink socket, in
-// `peer_user.rs` (its module doc says why).
+// `conn/peer_user.rs` (its module doc says why).
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
-mod admission;
-mod agent_config;
-mod base64;
-mod bearer;
+mod auth;
 #[cfg(feature = "bench-internals")]
 #[doc(hidden)]
 pub mod bench_support;
-mod call;
-mod call_events;
 mod config;
-mod content;
-mod drain;
-mod entry;
-mod era;
+mod conn;
 mod error;
-mod future;
 mod host;
-mod idle_deadline;
-mod in_flight;
-mod json_out;
-mod json_scan;
+mod http;
 mod jsonrpc;
-mod list_changed;
-mod listings;
-mod log_level;
-mod logging;
 mod mcp;
-mod mcp_session;
-mod notification_stream;
-mod outcome;
-mod param_headers;
-mod peer_user;
-mod progress;
-mod rejection;
-mod request_body;
-mod request_headers;
-mod response_body;
-mod revocation;
-mod runner;
-mod server_info;
+mod protocol;
 mod session;
-mod shared;
-mod sse;
-mod static_surface;
+mod state;
 mod surface;
 mod tool;
-mod transport;
-mod unwind;
-mod write_stall;
+mod util;
 
-pub use call::{CancelSignal, ToolCall};
 pub use config::ToolHostConfig;
-pub use content::{Annotations, ContentBlock, EmbeddedResource, ResourceLink, Role};
 pub use error::Error;
 pub use host::ToolHost;
-pub use list_changed::ListChangedNotifier;
-pub use log_level::LogLevel;
-pub use logging::Logger;
-pub use outcome::{OutcomeBuilder, ToolOutcome};
-pub use progress::Progress;
-pub use runner::{Runner, MODEL_TOOL_NAME_LIMIT};
-pub use session::{HttpHeader, McpServer, McpServers, ToolSession};
-pub use shared::SessionId;
-pub use static_surface::{StaticSurface, ToolExecutor};
-pub use surface::ToolSurface;
-pub use tool::{Tool, ToolAnnotations};
+pub use session::{HttpHeader, McpServer, McpServers, Runner, ToolSession, MODEL_TOOL_NAME_LIMIT};
+pub use state::{ListChangedNotifier, SessionId};
+pub use surface::{
+    CancelSignal, LogLevel, Logger, Progress, StaticSurface, ToolCall, ToolExecutor, ToolSurface,
+};
+pub use tool::{
+    Annotations, ContentBlock, EmbeddedResource, OutcomeBuilder, ResourceLink, Role, Tool,
+    ToolAnnotations, ToolOutcome,
+};
 
 /// The README's Rust examples compile and run as doctests.
 #[cfg(doctest)]

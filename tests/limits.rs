@@ -1,6 +1,6 @@
 //! Each ToolHostConfig size limit, enforced over real sockets: body, head,
 //! sessions, batch length, parsed size. (Connections are in
-//! `admission.rs`, timeouts in `timeouts.rs`, refused configs in
+//! `src/conn/admission.rs`, timeouts in `timeouts.rs`, refused configs in
 //! `config.rs`.)
 
 mod support;

@@ -219,7 +219,7 @@ fn revocation_under_concurrent_calls() {
                         }
                         401 => {
                             refused_after += 1;
-                            // A 401 closes its connection (admission.rs): the
+                            // A 401 closes its connection (src/conn/admission.rs): the
                             // next attempt needs a fresh one.
                             assert_eq!(r.header("connection"), Some("close"));
                             conn = Conn::open(addr).await;
@@ -327,7 +327,7 @@ async fn soak_sessions_and_connections() {
                     }
                     (401, _) => {
                         counters.unauthorized.fetch_add(1, Ordering::Relaxed);
-                        // A 401 closes its connection (admission.rs).
+                        // A 401 closes its connection (src/conn/admission.rs).
                         conn = Conn::open(addr).await;
                     }
                     (202, "slow") => {
@@ -481,7 +481,7 @@ async fn revocation_under_fire() {
                         }
                         401 => {
                             refused += 1;
-                            // A 401 closes its connection (admission.rs).
+                            // A 401 closes its connection (src/conn/admission.rs).
                             conn = Conn::open(addr).await;
                         }
                         202 => refused += 1,

@@ -1,8 +1,17 @@
-//! JSON-RPC 2.0 envelopes: the messages a body holds, the error-code
-//! table, and framing replies. Reading a body is `read.rs`. Nothing here
-//! knows about HTTP or MCP methods.
+//! JSON-RPC 2.0, and JSON text in and out. Nothing here knows about HTTP
+//! or MCP methods.
+//!
+//! - this file: envelopes, the error-code table, and framing replies;
+//! - `read.rs`: reading a body, the usual one by the allocation-free pass
+//!   of `envelope.rs`, whose members `member_value.rs` builds into `Value`s
+//!   when a method asks;
+//! - `json_scan.rs`: a body's JSON shape before parsing (the memory its
+//!   parse would take, a batch's length), used as a namespace;
+//! - `json_out.rs`: appending JSON to a response buffer.
 
 mod envelope;
+mod json_out;
+pub(crate) mod json_scan;
 mod member_value;
 mod read;
 
@@ -16,7 +25,7 @@ pub(crate) use read::{classify, parse, Parsed};
 
 pub(crate) use envelope::RawMembers;
 
-use crate::json_out::{write_json, write_json_str};
+pub(crate) use json_out::{write_json, write_json_str};
 use member_value::member_value;
 
 /// The JSON-RPC error codes the host emits, each in one place.

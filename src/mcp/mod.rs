@@ -4,7 +4,7 @@
 //! ends MCP sessions, sets the log level, opens notification streams and
 //! counts calls and listings.
 //!
-//! `transport.rs` has already checked Host/Origin, the bearer, the method,
+//! `http/transport.rs` has already checked Host/Origin, the bearer, the method,
 //! the headers and the body size; it hands over the body bytes and a
 //! [`Lease`] on the session. This module parses the JSON-RPC message (or a
 //! 2025-03-26 batch), decides each message's era, runs the MCP method, and
@@ -24,7 +24,7 @@
 //! `notifications/cancelled`, which cancels that call, ignored. The
 //! tools methods are one code path for both eras; a modern result only gets
 //! its envelope members (`resultType`, `ttlMs`/`cacheScope` on listings,
-//! serverInfo in `_meta`, rendered once per host in `server_info.rs`) after
+//! serverInfo in `_meta`, rendered once per host in `protocol/server_info.rs`) after
 //! its own.
 
 mod subscriptions;
@@ -37,21 +37,21 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::call_events::CallEvents;
-use crate::era::{self, EnvelopeHeaders, Era};
-use crate::future::BoxFuture;
-use crate::json_out::write_json_str;
-use crate::json_scan;
+use crate::jsonrpc::json_scan;
+use crate::jsonrpc::write_json_str;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, RawMembers, Request};
-use crate::log_level::{LogLevel, LEVEL_NAMES};
-use crate::mcp_session::{McpSession, SessionHandle};
-use crate::server_info::ServerInfo;
-use crate::shared::{Lease, SessionState};
-use crate::unwind::CatchUnwind;
+use crate::protocol::ServerInfo;
+use crate::protocol::{era, EnvelopeHeaders, Era};
+use crate::state::{Lease, SessionState};
+use crate::state::{McpSession, SessionHandle};
+use crate::surface::CallEvents;
+use crate::surface::{LogLevel, LEVEL_NAMES};
+use crate::util::BoxFuture;
+use crate::util::CatchUnwind;
 
 pub(crate) use subscriptions::{legacy_stream, too_many_streams, StreamRefused, Subscription};
 
-/// What kind of reply a body earned; `transport.rs` owns the status table.
+/// What kind of reply a body earned; `http/transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReplyClass {
     /// A response (or batch of responses) to deliver normally.
@@ -425,7 +425,7 @@ fn surface_panicked() -> ErrorObject {
 
 /// `initialize`: negotiate the version, advertise the session's
 /// capabilities (see [`write_capabilities`]), and mint an MCP session at
-/// the negotiated version (see `mcp_session.rs`).
+/// the negotiated version (see `state/mcp_session.rs`).
 fn initialize(
     lease: &Lease,
     respond: Respond<'_>,

@@ -1,7 +1,7 @@
 //! Streams of notifications about a session: the legacy era's `GET /mcp`
 //! stream, and 2026-07-28 `subscriptions/listen`. This module decides
 //! whether a stream opens and renders every message it will carry;
-//! `notification_stream.rs` sends them as SSE.
+//! `http/notification_stream.rs` sends them as SSE.
 //!
 //! Only `notifications/tools/list_changed` is ever delivered, and only on
 //! a session whose surface says its list can change
@@ -14,11 +14,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Handled, ReplyClass, Respond};
-use crate::era::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
-use crate::json_out::write_json;
+use crate::jsonrpc::write_json;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
-use crate::list_changed::{Audience, StreamSlot};
-use crate::shared::Lease;
+use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
+use crate::state::Lease;
+use crate::state::{Audience, StreamSlot};
 
 /// The legacy change notification: no subscription, no params.
 const LEGACY_CHANGE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;

@@ -11,20 +11,20 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{surface_panicked, Handled, ReplyClass, Respond, ResultKind, StreamedCall};
-use crate::call::{CancelSignal, ToolCall};
-use crate::call_events::CallEvents;
-use crate::entry::FirstPoll;
-use crate::era::{Era, ParamHeaders, META_LOG_LEVEL};
-use crate::future::{race, waiting_at_most, First};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
-use crate::list_changed::{APPLY_WAIT, DELIVERY_WAIT, RELIST_WAIT};
-use crate::log_level::{LogLevel, LEVEL_NAMES};
-use crate::logging::Logger;
-use crate::param_headers;
-use crate::progress::Progress;
-use crate::shared::Lease;
+use crate::protocol::param_headers;
+use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
+use crate::state::FirstPoll;
+use crate::state::Lease;
+use crate::state::{APPLY_WAIT, DELIVERY_WAIT, RELIST_WAIT};
+use crate::surface::CallEvents;
+use crate::surface::Logger;
+use crate::surface::Progress;
+use crate::surface::{CancelSignal, ToolCall};
+use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
-use crate::unwind::{CatchUnwind, Panicked};
+use crate::util::{race, waiting_at_most, First};
+use crate::util::{CatchUnwind, Panicked};
 use crate::ToolOutcome;
 
 /// One `tools/call` request, as the dispatcher hands it over.
@@ -302,7 +302,7 @@ async fn run(
     let before = changes.generation();
     let invocation = invoke(lease, id, call, handles).await;
     // A list change the tool signalled goes out on the session's streams
-    // before its result does (see `list_changed.rs`), so an agent that
+    // before its result does (see `state/list_changed.rs`), so an agent that
     // reads the notice first re-lists before its next model request.
     let after = changes.generation();
     if after != before && changes.has_streams() {
@@ -338,7 +338,7 @@ async fn run(
 }
 
 /// Holds the result of a call that changed the list (see
-/// `list_changed.rs`): until the notice of `generation` is out on every
+/// `state/list_changed.rs`): until the notice of `generation` is out on every
 /// open stream, then until the client re-lists, then a moment for it to
 /// apply the new list; each step bounded, and skipped when the one before
 /// it did not finish.
@@ -359,7 +359,7 @@ async fn announce_before_result(lease: &Lease, generation: u64) {
 }
 
 /// A success without `structuredContent` from a tool the client listed
-/// with an `outputSchema` is an error in the client (see `listings.rs`),
+/// with an `outputSchema` is an error in the client (see `state/listings.rs`),
 /// which some agents report as a failed call and others as a broken
 /// server. It is served instead as a refusal that says what is wrong: a
 /// result every client accepts and passes to its model, and a message the
@@ -409,7 +409,7 @@ async fn invoke(
             .register(&lease.shared.calls_running, id.clone(), signal.clone());
     // The last check before the surface runs, made inside the session's
     // entry gate: either it sees a revocation, or the guard's drop waits
-    // until this call's first poll is over (see `entry.rs`).
+    // until this call's first poll is over (see `state/entry.rs`).
     let Some(entry) = session.entry.enter(|| lease.is_live()) else {
         return Invocation::Revoked;
     };

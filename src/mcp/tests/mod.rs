@@ -1,7 +1,7 @@
 //! The dispatcher driven without a socket: a `Shared` made from a config, a
 //! session on a test surface, and bodies handed straight to [`dispatch`].
 //! Each table row is one method, era and error code; what HTTP makes of a
-//! reply class is `transport.rs`'s table, tested there.
+//! reply class is `http/transport.rs`'s table, tested there.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,10 +12,10 @@ use serde_json::{json, Value};
 use super::*;
 
 mod subscriptions;
+use crate::auth::SlotRef;
 use crate::config::ToolHostConfig;
-use crate::era::Header;
-use crate::revocation::SlotRef;
-use crate::shared::{SessionState, Shared};
+use crate::protocol::Header;
+use crate::state::{SessionState, Shared};
 use crate::{Tool, ToolCall, ToolOutcome, ToolSurface};
 
 const MODERN: &str = "2026-07-28";
@@ -161,7 +161,7 @@ async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Repl
     let context = RequestContext {
         headers,
         may_stream: false,
-        session: crate::mcp_session::SessionHandle::Absent,
+        session: crate::state::SessionHandle::Absent,
     };
     match dispatch(lease, &context, body).await {
         Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
@@ -377,7 +377,7 @@ async fn progress_without_a_stream_is_disabled() {
         let context = RequestContext {
             headers: legacy(None),
             may_stream,
-            session: crate::mcp_session::SessionHandle::Absent,
+            session: crate::state::SessionHandle::Absent,
         };
         let Reply::Complete { class, body } =
             dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
@@ -406,7 +406,7 @@ async fn progress_with_a_stream_streams() {
     let context = RequestContext {
         headers: legacy(None),
         may_stream: true,
-        session: crate::mcp_session::SessionHandle::Absent,
+        session: crate::state::SessionHandle::Absent,
     };
     let Reply::Stream(streamed) =
         dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await

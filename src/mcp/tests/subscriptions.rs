@@ -14,7 +14,7 @@ async fn listen(lease: &Lease, notifications: Value) -> Reply {
     let context = RequestContext {
         headers: modern("subscriptions/listen", None),
         may_stream: true,
-        session: crate::mcp_session::SessionHandle::Absent,
+        session: crate::state::SessionHandle::Absent,
     };
     dispatch(lease, &context, body.to_string().as_bytes()).await
 }

@@ -1,0 +1,207 @@
+//! Every way the transport turns a request away before dispatch, and the
+//! HTTP status table for them, in one place.
+
+use hyper::header::{self, HeaderValue};
+use hyper::{Response, StatusCode};
+
+use crate::http::response_body::{json, ResponseBody};
+use crate::jsonrpc::{self, code, ErrorObject};
+use crate::mcp;
+
+/// Every way a request is turned away before dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rejection {
+    Forbidden(&'static str),
+    /// A live bearer whose session holds its share of connections.
+    SessionFull,
+    /// A live bearer on a connection another local user opened.
+    OtherUser,
+    /// A header that must appear at most once appeared twice.
+    Ambiguous(&'static str),
+    NotFound,
+    Unauthorized,
+    /// `get`: whether this session serves GET streams (for `Allow`).
+    MethodNotAllowed {
+        get: bool,
+    },
+    /// A GET stream beyond the session's limit.
+    TooManyStreams(usize),
+    /// A GET or DELETE whose `Mcp-Session-Id` names no open MCP session of
+    /// the bearer's (`-32001`).
+    UnknownSession,
+
+    UnsupportedMediaType,
+    NotAcceptable,
+    PayloadTooLarge,
+    /// The body fits, but its parsed JSON would not fit `max_parsed_bytes`.
+    ParsedTooLarge,
+    BadBody,
+    BodyTimeout,
+}
+
+impl Rejection {
+    /// The HTTP status table for rejections, in one place.
+    fn status_and_message(self) -> (StatusCode, &'static str) {
+        match self {
+            Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
+            Self::Ambiguous(why) => (StatusCode::BAD_REQUEST, why),
+            Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
+            Self::OtherUser => (
+                StatusCode::FORBIDDEN,
+                "Forbidden: this connection comes from another local user than the host's",
+            ),
+            Self::SessionFull => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many connections: this session holds its share of the host's connections; reuse one, or close one first",
+            ),
+            Self::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: a valid bearer token is required",
+            ),
+            Self::MethodNotAllowed { get: false } => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method not allowed: this endpoint takes POST, and DELETE with an Mcp-Session-Id to end that MCP session",
+            ),
+            Self::MethodNotAllowed { get: true } => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method not allowed: this endpoint takes POST, GET with Accept: text/event-stream, and DELETE with an Mcp-Session-Id to end that MCP session",
+            ),
+            Self::UnknownSession => (
+                StatusCode::NOT_FOUND,
+                "Session not found: initialize again for a new Mcp-Session-Id",
+            ),
+
+            Self::TooManyStreams(_) => (
+                StatusCode::CONFLICT,
+                "Conflict: this session has as many open streams as the host allows",
+            ),
+            Self::UnsupportedMediaType => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported media type: Content-Type must be application/json",
+            ),
+            Self::NotAcceptable => (
+                StatusCode::NOT_ACCEPTABLE,
+                "Not acceptable: the response is application/json",
+            ),
+            Self::PayloadTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload too large: the body exceeds the host's limit",
+            ),
+            Self::ParsedTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload too large: the body's JSON would take more memory to hold than the host allows",
+            ),
+            Self::BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                "Request timeout: the body did not arrive in time",
+            ),
+            Self::BadBody => (
+                StatusCode::BAD_REQUEST,
+                "Bad request: the body could not be read",
+            ),
+        }
+    }
+
+    /// Whether the rejection comes before the bearer was accepted (or is a
+    /// framing ambiguity): the connection is closed after it.
+    fn closes_connection(self) -> bool {
+        matches!(
+            self,
+            Self::Forbidden(_)
+                | Self::Ambiguous(_)
+                | Self::NotFound
+                | Self::Unauthorized
+                | Self::SessionFull
+                | Self::OtherUser
+        )
+    }
+
+    pub(crate) fn into_response(self) -> Response<ResponseBody> {
+        let (status, message) = self.status_and_message();
+        let mut body = Vec::with_capacity(128);
+        let error = match self {
+            // The same error a listen past the limit gets, with its data.
+            Self::TooManyStreams(limit) => mcp::too_many_streams(limit),
+            Self::UnknownSession => ErrorObject::new(code::SESSION_NOT_FOUND, message),
+            _ => ErrorObject::new(code::INVALID_REQUEST, message),
+        };
+        jsonrpc::write_error(&mut body, None, &error);
+        let mut response = json(status, body);
+        let headers = response.headers_mut();
+        if self.closes_connection() {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        match self {
+            Self::Unauthorized => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer error=\"invalid_token\""),
+                );
+            }
+            Self::MethodNotAllowed { get } => {
+                let allow = if get {
+                    "GET, POST, DELETE"
+                } else {
+                    "POST, DELETE"
+                };
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each rejection has its status, and 401/405 their extra headers.
+    #[test]
+    fn rejection_table() {
+        let rows = [
+            (Rejection::Forbidden("x"), 403),
+            (Rejection::Ambiguous("x"), 400),
+            (Rejection::NotFound, 404),
+            (Rejection::Unauthorized, 401),
+            (Rejection::MethodNotAllowed { get: false }, 405),
+            (Rejection::MethodNotAllowed { get: true }, 405),
+            (Rejection::TooManyStreams(4), 409),
+            (Rejection::UnknownSession, 404),
+            (Rejection::UnsupportedMediaType, 415),
+            (Rejection::NotAcceptable, 406),
+            (Rejection::PayloadTooLarge, 413),
+            (Rejection::ParsedTooLarge, 413),
+            (Rejection::BadBody, 400),
+            (Rejection::BodyTimeout, 408),
+        ];
+        for (rejection, status) in rows {
+            let response = rejection.into_response();
+            assert_eq!(response.status().as_u16(), status, "{rejection:?}");
+            assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        }
+        let r = Rejection::Unauthorized.into_response();
+        assert_eq!(
+            r.headers()[header::WWW_AUTHENTICATE],
+            "Bearer error=\"invalid_token\""
+        );
+        let r = Rejection::MethodNotAllowed { get: false }.into_response();
+        assert_eq!(r.headers()[header::ALLOW], "POST, DELETE");
+        let r = Rejection::MethodNotAllowed { get: true }.into_response();
+        assert_eq!(r.headers()[header::ALLOW], "GET, POST, DELETE");
+        for (rejection, _) in rows {
+            let closes = rejection
+                .into_response()
+                .headers()
+                .get(header::CONNECTION)
+                .cloned();
+            assert_eq!(
+                closes.is_some(),
+                rejection.closes_connection(),
+                "{rejection:?}"
+            );
+        }
+        assert!(Rejection::Unauthorized.closes_connection());
+        assert!(!Rejection::PayloadTooLarge.closes_connection());
+    }
+}

@@ -1,0 +1,236 @@
+//! SSE framing, and the stream that *drives* a tool call and carries its
+//! progress and log messages.
+//!
+//! The stream owns the call's future and polls it from the body's
+//! `poll_frame`, so the call lives exactly as long as the response: when
+//! the client closes the stream or the connection, hyper drops the body,
+//! which drops the tool's future — the cancellation MCP 2026-07-28 defines —
+//! and nothing more is sent for that request.
+//!
+//! Event order on the wire: `notifications/message` events (each, in
+//! order) and `notifications/progress` events (strictly increasing, at most
+//! one per [`PROGRESS_INTERVAL`], the latest when reports come faster; a
+//! waiting log goes first, so a report can follow a log made after it),
+//! `:` keep-alive comments after each `keep_alive` of silence, then the
+//! events still waiting when the call ends, then one final JSON-RPC
+//! response, then the end of the stream.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper::body::Bytes;
+use tokio::time::{Instant, Sleep};
+
+use crate::mcp::StreamedCall;
+use crate::surface::{CallEvents, Event};
+use crate::util::BoxFuture;
+
+/// Least time between two progress events on one stream.
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
+
+/// One streamed tool call: its future (which yields the final response, or
+/// `None` when the call was cancelled and nothing more may be sent), its
+/// events and its timers.
+pub(crate) struct SseCall {
+    call: Option<BoxFuture<'static, Option<Vec<u8>>>>,
+    events: Arc<CallEvents>,
+    /// Frames to send before anything else: the events flushed at the end,
+    /// ahead of the final response, and then the response itself.
+    queued: VecDeque<Bytes>,
+    keep_alive: KeepAlive,
+    /// When the next progress event may go out.
+    throttle: Pin<Box<Sleep>>,
+    throttled: bool,
+}
+
+impl SseCall {
+    /// The stream of `call`, with a keep-alive comment after each
+    /// `keep_alive` of silence.
+    pub(crate) fn new(call: StreamedCall, keep_alive: Duration) -> Self {
+        let now = Instant::now();
+        Self {
+            call: Some(call.call),
+            events: call.events,
+            queued: VecDeque::new(),
+            keep_alive: KeepAlive::new(keep_alive),
+            throttle: Box::pin(tokio::time::sleep_until(now)),
+            throttled: false,
+        }
+    }
+
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(frame) = self.queued.pop_front() {
+            return Poll::Ready(Some(frame));
+        }
+        let Some(call) = self.call.as_mut() else {
+            return Poll::Ready(None);
+        };
+        // The call first: a finished call ends the stream, and what it
+        // logged or reported on its way out is flushed just ahead of the
+        // response.
+        if let Poll::Ready(response) = call.as_mut().poll(cx) {
+            self.call = None;
+            let pending = self.events.close();
+            let Some(response) = response else {
+                // Cancelled: nothing more for this request.
+                return Poll::Ready(None);
+            };
+            self.queued
+                .extend(pending.iter().map(|message| event(message)));
+            self.queued.push_back(event(&response));
+            return Poll::Ready(self.queued.pop_front());
+        }
+        if self.throttled && self.throttle.as_mut().poll(cx).is_ready() {
+            self.throttled = false;
+        }
+        if let Some(next) = self.events.next(cx.waker(), !self.throttled) {
+            let message = match next {
+                Event::Log(message) => message,
+                Event::Progress(message) => {
+                    self.throttle
+                        .as_mut()
+                        .reset(Instant::now() + PROGRESS_INTERVAL);
+                    self.throttled = true;
+                    message
+                }
+            };
+            self.keep_alive.sent();
+            return Poll::Ready(Some(event(&message)));
+        }
+        if let Some(comment) = self.keep_alive.poll(cx) {
+            return Poll::Ready(Some(comment));
+        }
+        // A throttled report waits for `throttle`, polled (and so
+        // registered) above while pending: its expiry wakes us.
+        Poll::Pending
+    }
+}
+
+/// An SSE comment: keeps a silent stream from looking dead to proxies and
+/// clients.
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
+/// A stream's keep-alive: a comment after each `interval` of silence.
+pub(crate) struct KeepAlive {
+    interval: Duration,
+    silence: Pin<Box<Sleep>>,
+}
+
+impl KeepAlive {
+    pub(crate) fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            silence: Box::pin(tokio::time::sleep_until(Instant::now() + interval)),
+        }
+    }
+
+    /// The stream just sent something: the silence starts again.
+    pub(crate) fn sent(&mut self) {
+        self.silence.as_mut().reset(Instant::now() + self.interval);
+    }
+
+    /// The comment, when the silence has lasted `interval`; else registers
+    /// the task to be woken when it has.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Option<Bytes> {
+        self.silence.as_mut().poll(cx).is_ready().then(|| {
+            self.sent();
+            Bytes::from_static(KEEP_ALIVE_COMMENT)
+        })
+    }
+}
+
+/// One SSE event carrying one JSON-RPC message. JSON text has no raw
+/// newlines, so one `data:` line suffices.
+pub(crate) fn event(message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 22);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::surface::LogLevel;
+    use serde_json::{json, Value};
+
+    /// One poll of the stream: its frame as JSON (`None` for the end,
+    /// `Some(None)` while it waits).
+    async fn poll_once(call: &mut SseCall) -> Option<Option<Value>> {
+        std::future::poll_fn(|cx| {
+            Poll::Ready(match call.poll_next(cx) {
+                Poll::Ready(Some(frame)) => {
+                    let text = std::str::from_utf8(&frame).unwrap();
+                    let data = text.strip_prefix("event: message\ndata: ").unwrap();
+                    Some(Some(serde_json::from_str(data.trim_end()).unwrap()))
+                }
+                Poll::Ready(None) => None,
+                Poll::Pending => Some(None),
+            })
+        })
+        .await
+    }
+
+    /// On a paused clock: a second report waits out the 25 ms interval
+    /// while a log goes at once; what is pending when the call ends goes
+    /// out ahead of the response, and then the stream ends.
+    #[tokio::test(start_paused = true)]
+    async fn throttling_and_flush_order() {
+        let events = CallEvents::new(Some(json!("t")), Some(LogLevel::Info));
+        let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+        let call = StreamedCall {
+            call: Box::pin(async move {
+                let _ = finished.await;
+                Some(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec())
+            }),
+            events: Arc::clone(&events),
+        };
+        let mut sse = SseCall::new(call, Duration::from_secs(3600));
+        events.report_progress(1.0, None, None);
+        let first = poll_once(&mut sse).await.unwrap().unwrap();
+        assert_eq!(first["params"]["progress"], 1.0);
+        events.report_progress(2.0, None, None);
+        assert_eq!(poll_once(&mut sse).await, Some(None), "throttled");
+        events.log(LogLevel::Info, None, &json!("now"));
+        assert_eq!(
+            poll_once(&mut sse).await.unwrap().unwrap()["params"]["data"],
+            "now"
+        );
+        tokio::time::advance(PROGRESS_INTERVAL).await;
+        let second = poll_once(&mut sse).await.unwrap().unwrap();
+        assert_eq!(second["params"]["progress"], 2.0);
+        events.report_progress(3.0, None, None);
+        events.log(LogLevel::Info, None, &json!("last"));
+        finish.send(()).unwrap();
+        let order: Vec<Value> = [
+            poll_once(&mut sse).await,
+            poll_once(&mut sse).await,
+            poll_once(&mut sse).await,
+        ]
+        .into_iter()
+        .map(|frame| frame.unwrap().unwrap())
+        .collect();
+        assert_eq!(order[0]["params"]["data"], "last");
+        assert_eq!(order[1]["params"]["progress"], 3.0);
+        assert_eq!(order[2]["id"], 1);
+        assert_eq!(
+            poll_once(&mut sse).await,
+            None,
+            "the stream ends after the response"
+        );
+    }
+
+    /// The frame format: one `data:` line per message, blank-line terminated.
+    #[test]
+    fn event_framing() {
+        assert_eq!(
+            &event(b"{\"a\":1}")[..],
+            b"event: message\ndata: {\"a\":1}\n\n"
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! The hyper service function: every HTTP check, in order, then dispatch.
+//!
+//! The order is part of the security model — each step runs before anything
+//! that trusts the request more:
+//!
+//! | step | check | failure |
+//! |---|---|---|
+//! | 1 | exactly one `Host`, naming the loopback listener, and the request target's authority, if it has one (absolute form), likewise; at most one `Origin`, allowed if present | 400 (two of one header), 403 |
+//! | 2 | the path is `/mcp` | 404 |
+//! | 3 | exactly one `Authorization: Bearer …`, live (before the body is read) | 401 |
+//! | 4 | at most one `Mcp-Session-Id`; the method is `POST`, `GET` with `Accept: text/event-stream` on a session whose surface can change (the legacy stream of list changes, see `mcp/subscriptions.rs`), or `DELETE` with an `Mcp-Session-Id` outside the 2026-07-28 era (ends that MCP session: 200, empty) | 400 (two ids); 405 with `Allow: GET, POST, DELETE` (or `Allow: POST, DELETE` when the session offers no stream); 404 `-32001` for a GET or DELETE whose id names no open MCP session of this bearer's; 409 past `max_streams_per_session` |
+//! | 5 | exactly one `Content-Type`, `application/json` | 400 (two), 415 |
+//! | 6 | `Accept`, if present, admits `application/json` | 406 |
+//! | 7 | the body fits `max_body_bytes` and arrives within `body_read_timeout` | 413, 408 |
+//! | 8 | JSON-RPC dispatch (`mcp/`) | 400 for malformed bodies and era/envelope errors (an MCP header sent twice among them), 404 for unknown modern methods and (`-32001`) for a legacy message whose `Mcp-Session-Id` names no open MCP session, 409 for a `subscriptions/listen` past `max_streams_per_session`, 401 if revoked meanwhile, else 200 (JSON, with `Mcp-Session-Id` for `initialize`, or an SSE stream) / 202 |
+//!
+//! A header that must appear once and appears twice is never resolved by
+//! picking one of its values: two components reading the same request
+//! (a proxy, this host) could pick differently. RFC 9112 §3.2 makes two
+//! `Host` headers a 400; the host treats `Origin`, `Content-Type` and the
+//! MCP headers the same way.
+//!
+//! Every error body is a JSON-RPC error object with `"id": null` (the
+//! request was not read, or not readable), so clients can show the message.
+//! A rejection made before the bearer was accepted (steps 1–3) also closes
+//! the connection (`Connection: close`), so a probe holds no slot past its
+//! answer; a request with a live bearer marks its connection authenticated,
+//! which no flood can displace (`conn/admission.rs`). After step 7 the body's
+//! JSON must also fit `max_parsed_bytes` once parsed (413, see
+//! `jsonrpc/json_scan.rs`).
+//! The 401 is the same bytes for a missing, malformed, unknown or revoked
+//! bearer, so a probe learns nothing from it.
+//!
+//! `Accept` is treated leniently (a choice the spec leaves open): absent, or
+//! naming `application/json`, `application/*` or `*/*`, is fine; the host
+//! answers JSON either way.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+
+use crate::auth::Bearer;
+use crate::config::ToolHostConfig;
+use crate::conn::Connection;
+use crate::conn::WriteStallGuard;
+use crate::http::notification_stream::NotificationStream;
+use crate::http::rejection::Rejection;
+use crate::http::request_body::{self, BodyError};
+use crate::http::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
+use crate::http::response_body::{json, ResponseBody};
+use crate::http::sse::SseCall;
+use crate::jsonrpc::json_scan;
+use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
+use crate::protocol::{era, EnvelopeHeaders, Header};
+use crate::state::{Lease, Shared};
+use crate::state::{McpSession, SessionHandle};
+use crate::util::waiting_at_most;
+
+/// The one MCP endpoint.
+pub(crate) const ENDPOINT: &str = "/mcp";
+
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// The HTTP/1.1 settings every connection is served with. hyper gets no
+/// timer, so it keeps none: the header read timeout is the connection
+/// supervisor's (`conn/idle_deadline.rs`), off the request path.
+/// `max_header_size` counts the head's bytes exactly, as they arrive (one
+/// write or many); `max_buf_size` alone only bounds the read buffer, which a
+/// head arriving in one large write can overrun.
+pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .header_read_timeout(None)
+        .max_header_size(config.max_header_bytes)
+        .max_buf_size(config.max_header_bytes)
+        .keep_alive(true);
+    builder
+}
+
+/// A socket as every connection is served: writes that stall past
+/// `write_stall_timeout` fail (see `conn/write_stall.rs`).
+pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<WriteStallGuard<S>> {
+    TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout))
+}
+
+/// The service every connection runs: the transport, with the connection's
+/// admission state.
+pub(crate) fn connection_service(
+    shared: Arc<Shared>,
+    connection: Arc<Connection>,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = hyper::Response<ResponseBody>,
+    Error = Infallible,
+    Future = impl std::future::Future<Output = Result<hyper::Response<ResponseBody>, Infallible>> + Send,
+> {
+    service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
+}
+
+/// Serves one HTTP request on `connection`. Never fails: every failure is a
+/// status code.
+pub(crate) async fn serve(
+    shared: Arc<Shared>,
+    connection: Arc<Connection>,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, Infallible> {
+    // The head is in: the header read timeout stops until the response is
+    // handed over (`conn/idle_deadline.rs`).
+    connection.activity().begin();
+    let mut response = serve_checked(&shared, &connection, request)
+        .await
+        .unwrap_or_else(|rejection| rejection.into_response());
+    response.body_mut().sent_on(connection);
+    Ok(response)
+}
+
+/// The steps of the table above, in order.
+async fn serve_checked(
+    shared: &Arc<Shared>,
+    connection: &Connection,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, Rejection> {
+    let (parts, body) = request.into_parts();
+    let headers = RequestHeaders::read(&parts.headers);
+    check_addressing(shared, &parts.uri, &headers)?;
+    if parts.uri.path() != ENDPOINT {
+        return Err(Rejection::NotFound);
+    }
+    let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
+    // Once per connection, and only with a live bearer: its client's user.
+    if let Some(uid) = shared.peer_user {
+        if connection.is_unauthenticated() && !connection.comes_from(uid) {
+            return Err(Rejection::OtherUser);
+        }
+    }
+    let limit = shared.connections_per_session;
+    if !connection.authenticate(&lease.session.connections, limit) {
+        return Err(Rejection::SessionFull);
+    }
+    let mcp_session = find_mcp_session(&lease, headers.session_id)?;
+    let session = match &mcp_session {
+        None => SessionHandle::Absent,
+        Some(Some(known)) => SessionHandle::Known(known),
+        Some(None) => SessionHandle::Unknown,
+    };
+    if parts.method == Method::GET {
+        return open_legacy_stream(shared, &lease, headers.accepts, session);
+    }
+    if parts.method == Method::DELETE {
+        return end_mcp_session(&lease, session, headers.protocol_version);
+    }
+    if parts.method != Method::POST {
+        return Err(Rejection::MethodNotAllowed {
+            get: lease.session.list_can_change,
+        });
+    }
+    check_content_headers(&headers)?;
+    let body = read_body(shared, headers.content_length, body).await?;
+    // No allocation when there are none, the usual case.
+    let params = match headers.has_params {
+        true => request_headers::params(&parts.headers),
+        false => Vec::new(),
+    };
+    let context = RequestContext {
+        headers: EnvelopeHeaders {
+            protocol_version: headers.protocol_version,
+            method: headers.method,
+            name: headers.name,
+            params: &params,
+        },
+        may_stream: headers.accepts.event_stream,
+        session,
+    };
+    let reply = mcp::dispatch(&lease, &context, &body).await;
+    answer(shared, reply)
+}
+
+/// Step 4's lookup of `Mcp-Session-Id` among this bearer's MCP sessions
+/// only (an id minted under another bearer is unknown here): `None`
+/// without the header, `Some(None)` for an id that names no open one.
+fn find_mcp_session(
+    lease: &Lease,
+    header: Header<'_>,
+) -> Result<Option<Option<Arc<McpSession>>>, Rejection> {
+    match header {
+        Header::Absent => Ok(None),
+        Header::One(id) => Ok(Some(lease.session.mcp_sessions.find(id))),
+        Header::Repeated => Err(Rejection::Ambiguous(
+            "Bad request: more than one Mcp-Session-Id header",
+        )),
+    }
+}
+
+/// Step 8's answer: the dispatcher's reply as an HTTP response.
+fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejection> {
+    match reply {
+        Reply::Complete { class, body } => reply_response(class, body),
+        Reply::Initialized { body, session } => {
+            let mut response = json(StatusCode::OK, body);
+            // Hex digits: always a valid header value.
+            if let Ok(id) = HeaderValue::from_bytes(session.id()) {
+                response.headers_mut().insert(MCP_SESSION_ID, id);
+            }
+            Ok(response)
+        }
+        Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(
+            Box::new(SseCall::new(*call, shared.sse_keep_alive)),
+            None,
+        ))),
+        Reply::Listen(subscription) => Ok(notification_stream(shared, *subscription)),
+    }
+}
+
+/// Step 4 for `GET` (legacy era): with `text/event-stream` accepted, a
+/// stream of the session's list changes, for the MCP session its id names
+/// (or for the clients that sent none); else, or when the session has
+/// nothing to stream, 405 as for any other method.
+fn open_legacy_stream(
+    shared: &Shared,
+    lease: &Lease,
+    accepts: Accepts,
+    session: SessionHandle<'_>,
+) -> Result<Response<ResponseBody>, Rejection> {
+    let get = lease.session.list_can_change;
+    if !accepts.event_stream {
+        return Err(Rejection::MethodNotAllowed { get });
+    }
+    let audience = match session {
+        SessionHandle::Absent => lease.session.list_changes.stateless(),
+        SessionHandle::Known(known) => known.audience(),
+        SessionHandle::Unknown => return Err(Rejection::UnknownSession),
+    };
+    match mcp::legacy_stream(lease, Arc::clone(audience)) {
+        Ok(subscription) => Ok(notification_stream(shared, subscription)),
+        Err(StreamRefused::NotOffered) => Err(Rejection::MethodNotAllowed { get }),
+        Err(StreamRefused::TooMany) => {
+            Err(Rejection::TooManyStreams(shared.max_streams_per_session))
+        }
+        Err(StreamRefused::Revoked) => Err(Rejection::Unauthorized),
+    }
+}
+
+/// Step 4 for `DELETE`: ends the MCP session its id names, and that
+/// session's streams. Without an id, or in the 2026-07-28 era (which has no
+/// sessions), it is 405 as for any other method.
+fn end_mcp_session(
+    lease: &Lease,
+    session: SessionHandle<'_>,
+    protocol_version: Header<'_>,
+) -> Result<Response<ResponseBody>, Rejection> {
+    if protocol_version.value().is_some_and(era::is_modern_version) {
+        return Err(Rejection::MethodNotAllowed {
+            get: lease.session.list_can_change,
+        });
+    }
+    match session {
+        SessionHandle::Known(known) => {
+            let session = &lease.session;
+            // Ended by a concurrent DELETE meanwhile: ended all the same.
+            session.mcp_sessions.end(known, &session.list_changes);
+            Ok(empty(StatusCode::OK))
+        }
+        SessionHandle::Unknown => Err(Rejection::UnknownSession),
+        SessionHandle::Absent => Err(Rejection::MethodNotAllowed {
+            get: lease.session.list_can_change,
+        }),
+    }
+}
+
+fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<ResponseBody> {
+    let stream = NotificationStream::new(
+        subscription,
+        Arc::clone(&shared.streams_end),
+        shared.sse_keep_alive,
+    );
+    event_stream(ResponseBody::Notifications(Box::new(stream), None))
+}
+
+/// Step 1: one `Host` naming this listener, a request target naming it too
+/// if it names a host at all, and at most one `Origin`, an allowed one.
+fn check_addressing(
+    shared: &Shared,
+    uri: &hyper::Uri,
+    headers: &RequestHeaders<'_>,
+) -> Result<(), Rejection> {
+    let host = match headers.host {
+        Header::Repeated => {
+            return Err(Rejection::Ambiguous(
+                "Bad request: more than one Host header",
+            ))
+        }
+        host => host.value(),
+    };
+    if !host.is_some_and(|host| shared.host_allowed(host)) {
+        return Err(Rejection::Forbidden(
+            "Forbidden: Host is not this loopback listener",
+        ));
+    }
+    // An absolute-form target (`POST http://name/mcp`) names a host too,
+    // and RFC 9112 §3.2.2 lets it override `Host`: both must be this one.
+    if let Some(authority) = uri.authority() {
+        if uri.scheme_str() != Some("http") || !shared.host_allowed(authority.as_str().as_bytes()) {
+            return Err(Rejection::Forbidden(
+                "Forbidden: the request target names another host",
+            ));
+        }
+    }
+    match headers.origin {
+        Header::Absent => Ok(()),
+        Header::One(origin) if shared.origin_allowed(origin) => Ok(()),
+        Header::One(_) => Err(Rejection::Forbidden("Forbidden: Origin is not allowed")),
+        Header::Repeated => Err(Rejection::Ambiguous(
+            "Bad request: more than one Origin header",
+        )),
+    }
+}
+
+/// Steps 5 and 6: a JSON body, and a client that takes a JSON answer.
+fn check_content_headers(headers: &RequestHeaders<'_>) -> Result<(), Rejection> {
+    match headers.content_type {
+        Header::One(value) if is_json_media_type(value) => {}
+        Header::Repeated => {
+            return Err(Rejection::Ambiguous(
+                "Bad request: more than one Content-Type header",
+            ))
+        }
+        _ => return Err(Rejection::UnsupportedMediaType),
+    }
+    if !headers.accepts.json {
+        return Err(Rejection::NotAcceptable);
+    }
+    Ok(())
+}
+
+/// Step 7: the whole body, within `max_body_bytes` and `body_read_timeout`,
+/// and parseable within `max_parsed_bytes`.
+async fn read_body(
+    shared: &Shared,
+    content_length: Header<'_>,
+    body: Incoming,
+) -> Result<Bytes, Rejection> {
+    let limit = shared.max_body_bytes;
+    if declared_length(content_length).is_some_and(|n| n > limit as u64) {
+        return Err(Rejection::PayloadTooLarge);
+    }
+    let read = request_body::read_whole(body, limit);
+    // The limit runs from the first time the body is found incomplete,
+    // right after its head: a body that came with its head needs no timer.
+    let body = match waiting_at_most(shared.body_read_timeout, read).await {
+        Some(Ok(body)) => body,
+        Some(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
+        // The client broke the body off; whatever we answer goes nowhere.
+        Some(Err(BodyError::Broken)) => return Err(Rejection::BadBody),
+        None => return Err(Rejection::BodyTimeout),
+    };
+    // A body too short to be charged past the limit skips the scan.
+    let limit = shared.max_parsed_bytes;
+    if json_scan::may_exceed(body.len(), limit) && json_scan::parsed_size_bound(&body) > limit {
+        return Err(Rejection::ParsedTooLarge);
+    }
+    Ok(body)
+}
+
+/// Step 8's status table: what each class of complete reply is sent as.
+fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseBody>, Rejection> {
+    let status = match class {
+        ReplyClass::Answer => StatusCode::OK,
+        ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
+        ReplyClass::Malformed => StatusCode::BAD_REQUEST,
+        ReplyClass::NotFound => StatusCode::NOT_FOUND,
+        ReplyClass::Revoked => return Err(Rejection::Unauthorized),
+        ReplyClass::TooManyStreams => StatusCode::CONFLICT,
+        ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
+    };
+    Ok(json(status, body))
+}
+
+/// Step 3: one well-formed, live bearer, or nothing. Two `Authorization`
+/// headers are ambiguous, so neither counts.
+fn authenticate(shared: &Arc<Shared>, authorization: Header<'_>) -> Option<Lease> {
+    let bearer = Bearer::parse_header(authorization.value()?)?;
+    Lease::acquire(shared, &bearer)
+}
+
+fn declared_length(content_length: Header<'_>) -> Option<u64> {
+    std::str::from_utf8(content_length.value()?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// A 200 SSE response with a streaming `body`.
+fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Tell buffering proxies (nginx) to pass each event on at once.
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    response
+}
+
+fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::full(Vec::new()));
+    *response.status_mut() = status;
+    response
+}

@@ -1,0 +1,434 @@
+//! `ToolSession`: the guard whose drop revokes a session's bearer.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::auth::Bearer;
+use crate::auth::SlotRef;
+use crate::state::ListChangedNotifier;
+use crate::state::{SessionId, SessionState, Shared};
+
+/// One ACP session's hold on the host: a bearer, and the surface it reaches.
+///
+/// Made by [`ToolHost::open_session`](crate::ToolHost::open_session). Hand
+/// [`mcp_servers`](Self::mcp_servers) to the agent in ACP `session/new`; keep
+/// the guard for as long as the agent may call tools, and drop it when the
+/// turn or the session ends.
+///
+/// **Dropping the guard revokes the bearer at that instant**, in one atomic
+/// step that never waits: once `drop` has returned, every request with the
+/// bearer gets 401 and no new call reaches the surface. To make that exact,
+/// the drop lets a call caught between its last check and the surface
+/// finish its *first poll* (the tool's code up to its first `.await`)
+/// before it returns; it never waits for a call's whole run. So do not drop
+/// a guard while holding a lock that the surface's `call` takes before its
+/// first `.await`: the two would wait for each other.
+///
+/// **It also cancels the session's calls in flight**: their futures are
+/// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and none
+/// gets a JSON-RPC response (the POST is answered 202; an SSE stream just
+/// ends).
+/// That is what "no live credential for an orphaned agent" means for work
+/// already started. The drop does not wait for them to stop: a call admitted
+/// an instant before the drop may still be inside the surface when `drop`
+/// returns, and stops at its next `.await`. The surface itself is released
+/// once those calls have let go of it.
+///
+/// It also removes the config files written for the session
+/// ([`write_mcp_config`](Self::write_mcp_config)), which hold the bearer.
+///
+/// `ToolSession` is deliberately not `Clone`: dropping it *is* the
+/// revocation, so there must be exactly one. Its `Debug` never prints the
+/// bearer.
+///
+/// The compiler helps keep it alive: `ToolSession` is `#[must_use]`, and
+/// [`McpServers`] borrows it, so the two easy ways to hand an agent a
+/// bearer that is already dead do not compile:
+///
+/// ```compile_fail,E0716
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// # use std::sync::Arc;
+/// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// # use serde_json::Value;
+/// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
+/// // error[E0716]: temporary value dropped while borrowed
+/// let servers = host.open_session(surface)?.mcp_servers();
+/// println!("{}", servers.to_json());
+/// # Ok(()) }
+/// ```
+///
+/// ```compile_fail
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// # use std::sync::Arc;
+/// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// # use serde_json::Value;
+/// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
+/// // error: unused `ToolSession` that must be used (a warning, denied in
+/// // this doctest)
+/// host.open_session(surface)?;
+/// # Ok(()) }
+/// ```
+///
+/// The same code, keeping the guard, compiles (and runs):
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), embacle_tool_host::Error> {
+/// # use std::sync::Arc;
+/// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+/// # use serde_json::Value;
+/// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+/// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
+/// let session = host.open_session(surface)?;
+/// let servers = session.mcp_servers();
+/// println!("{}", servers.to_json());
+/// # Ok(()) }
+/// ```
+///
+#[must_use = "dropping a ToolSession revokes its bearer at once: keep it for as long as the agent may call tools"]
+pub struct ToolSession {
+    state: Arc<SessionState>,
+    shared: Arc<Shared>,
+    bearer: Bearer,
+    /// Config files written for this session (they hold the bearer), which
+    /// the drop removes.
+    pub(crate) config_files: Vec<PathBuf>,
+}
+
+impl ToolSession {
+    pub(crate) fn new(state: Arc<SessionState>, shared: Arc<Shared>, bearer: Bearer) -> Self {
+        Self {
+            state,
+            shared,
+            bearer,
+            config_files: Vec::new(),
+        }
+    }
+
+    /// The ACP `mcpServers` entries that point an agent at this session.
+    ///
+    /// One `http` entry: the server name from
+    /// [`ToolHostConfig::server_name`](crate::ToolHostConfig::server_name),
+    /// the endpoint URL, and the `Authorization: Bearer …` header. This is
+    /// the only way to get the bearer text; treat the value as a secret.
+    ///
+    /// The entries borrow the session, so they cannot outlive the bearer
+    /// they carry by accident. To keep the JSON past that borrow (to send
+    /// it from another task, say), take it out explicitly with
+    /// [`McpServers::to_json`] or [`McpServers::to_value`]: the bearer in it
+    /// still dies when this guard drops.
+    pub fn mcp_servers(&self) -> McpServers<'_> {
+        let url = format!("http://{}/mcp", self.shared.url_authority);
+        McpServers {
+            session: PhantomData,
+            entries: vec![McpServer {
+                name: self.shared.info.name.clone(),
+                url,
+                headers: vec![HttpHeader {
+                    name: "Authorization".to_owned(),
+                    value: format!("Bearer {}", self.bearer.to_text()),
+                }],
+            }],
+        }
+    }
+
+    /// Tells the agents listening on this session that its tool list
+    /// changed, so they list it again: the same as
+    /// [`list_changed_notifier`](Self::list_changed_notifier)`().notify()`.
+    pub fn notify_tools_changed(&self) {
+        self.state.list_changes.signal();
+    }
+
+    /// A handle that signals this session's list changes from anywhere,
+    /// without the guard (see [`ListChangedNotifier`]).
+    pub fn list_changed_notifier(&self) -> ListChangedNotifier {
+        ListChangedNotifier::new(&self.state.list_changes)
+    }
+
+    /// This session's identifier, safe to log.
+    pub fn session_id(&self) -> SessionId {
+        self.state.id
+    }
+
+    /// Tool calls this session's surface has served: calls that passed every
+    /// check, were dispatched to [`ToolSurface::call`](crate::ToolSurface::call),
+    /// and ended in a success or a refusal. Failed and panicked calls are not
+    /// counted, nor are calls refused by the host (unknown tool, revoked
+    /// bearer).
+    ///
+    /// Zero after a turn whose reply claims the agent consulted your tools is
+    /// the signal that it did not.
+    pub fn calls_served(&self) -> u64 {
+        self.state.calls_served.load(Ordering::Relaxed)
+    }
+
+    /// `tools/list` requests this session has answered with its surface's
+    /// tools (in either era, on any of its connections).
+    pub fn listings_served(&self) -> u64 {
+        self.state.listings.served()
+    }
+
+    /// Resolves once an agent has listed this session's tools: at once if
+    /// one already has. Never resolves if none does, so bound it with a
+    /// timeout of your own.
+    ///
+    /// An ACP agent may answer `session/new` before its MCP client has
+    /// listed the tools, and one that drops the server (an untrusted
+    /// workspace, a refused bearer) says nothing. Awaited between
+    /// `session/new` and `session/prompt`, this tells the caller that the
+    /// agent took its tools before the turn begins, or, on the timeout,
+    /// that it did not (yet). Agents that list only once prompted (none
+    /// of those tested does) would hit the timeout every turn.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), embacle_tool_host::Error> {
+    /// use std::{sync::Arc, time::Duration};
+    /// use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+    /// use serde_json::Value;
+    ///
+    /// let host = ToolHost::bind(ToolHostConfig::default()).await?;
+    /// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
+    /// let session = host.open_session(Arc::new(surface))?;
+    /// // … `session/new` with `session.mcp_servers()` …
+    /// let listed = tokio::time::timeout(Duration::from_millis(50), session.first_listing()).await;
+    /// if listed.is_err() {
+    ///     eprintln!("the agent has not listed the tools: it may run this turn without them");
+    /// }
+    /// assert_eq!(session.listings_served(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn first_listing(&self) {
+        self.state.listings.first().await;
+    }
+
+    /// Revokes the session like `drop`, then waits until the calls it
+    /// cancelled have let go, and returns the final [`calls_served`].
+    ///
+    /// After `drop`, a call that was finishing at that very moment may still
+    /// be counted an instant later; after `close` the count is final. Use
+    /// it at the end of a turn to log exactly what the surface served.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), embacle_tool_host::Error> {
+    /// use std::sync::Arc;
+    /// use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+    /// use serde_json::Value;
+    ///
+    /// let host = ToolHost::bind(ToolHostConfig::default()).await?;
+    /// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
+    /// let session = host.open_session(Arc::new(surface))?;
+    /// assert_eq!(session.close().await, 0);
+    /// assert_eq!(host.open_sessions(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`calls_served`]: Self::calls_served
+    pub async fn close(self) -> u64 {
+        let state = Arc::clone(&self.state);
+        drop(self);
+        // Every call admitted before the revocation registered itself
+        // before its last liveness check (see `mcp/tools_call.rs`), so once the
+        // list is empty no call can still be counted.
+        state.in_flight.drained().await;
+        state.calls_served.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for ToolSession {
+    fn drop(&mut self) {
+        // First the revocation, one atomic step: from here on no request is
+        // admitted. Then the calls already running are told to stop, and a
+        // call caught between its last check and its first poll is let
+        // through that poll, so none starts after this returns. The
+        // session's notification streams end at their next poll, which the
+        // revocation wakes.
+        self.shared.slab.revoke(SlotRef::of(&self.bearer));
+        self.state.in_flight.cancel_all();
+        self.state.list_changes.revoke();
+        self.state.entry.close();
+        // The bearer in them is dead now; the files go too. A file someone
+        // already removed is no error.
+        for path in self.config_files.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl fmt::Debug for ToolSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSession")
+            .field("id", &self.state.id)
+            .field("calls_served", &self.calls_served())
+            .field("bearer", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The ACP `mcpServers` list for one session (see
+/// [`ToolSession::mcp_servers`]).
+///
+/// [`to_json`](Self::to_json) gives the exact JSON ACP `session/new` takes:
+///
+/// ```json
+/// [{"type":"http","name":"tools","url":"http://127.0.0.1:PORT/mcp",
+///   "headers":[{"name":"Authorization","value":"Bearer eth_…"}]}]
+/// ```
+///
+/// `headers` is always present: ACP v1 requires it, and drops malformed
+/// entries silently. `Debug` redacts header values.
+///
+/// The list borrows its [`ToolSession`] (the `'a`), because the bearer in
+/// it is only live while the guard is.
+#[derive(Clone, PartialEq, Eq)]
+#[must_use = "the entries do nothing until they are sent to the agent"]
+pub struct McpServers<'a> {
+    session: PhantomData<&'a ToolSession>,
+    entries: Vec<McpServer>,
+}
+
+impl McpServers<'_> {
+    /// The entries, in order.
+    pub fn entries(&self) -> &[McpServer] {
+        &self.entries
+    }
+
+    /// The list as ACP JSON text: compact, members in the order above.
+    pub fn to_json(&self) -> String {
+        let quoted = |s: &str| serde_json::Value::from(s).to_string();
+        let mut out = String::from("[");
+        for (i, entry) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"type\":\"http\",\"name\":");
+            out.push_str(&quoted(&entry.name));
+            out.push_str(",\"url\":");
+            out.push_str(&quoted(&entry.url));
+            out.push_str(",\"headers\":[");
+            for (j, h) in entry.headers.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                out.push_str("{\"name\":");
+                out.push_str(&quoted(&h.name));
+                out.push_str(",\"value\":");
+                out.push_str(&quoted(&h.value));
+                out.push('}');
+            }
+            out.push_str("]}");
+        }
+        out.push(']');
+        out
+    }
+
+    /// The list as a JSON value, to embed in a `session/new` request.
+    /// (A `serde_json` map orders its keys alphabetically; the content is
+    /// the same as [`to_json`](Self::to_json)'s.)
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::Value::Array(self.entries.iter().map(McpServer::to_value).collect())
+    }
+}
+
+impl fmt::Debug for McpServers<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.entries).finish()
+    }
+}
+
+/// One ACP `mcpServers` entry of type `http`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct McpServer {
+    name: String,
+    url: String,
+    headers: Vec<HttpHeader>,
+}
+
+impl McpServer {
+    /// The server name agents show and prefix tool names with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The headers the agent must send: `Authorization: Bearer …`.
+    pub fn headers(&self) -> &[HttpHeader] {
+        &self.headers
+    }
+
+    fn to_value(&self) -> serde_json::Value {
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| {
+                let mut m = serde_json::Map::new();
+                m.insert("name".to_owned(), h.name.clone().into());
+                m.insert("value".to_owned(), h.value.clone().into());
+                serde_json::Value::Object(m)
+            })
+            .collect();
+        let mut m = serde_json::Map::new();
+        m.insert("type".to_owned(), "http".into());
+        m.insert("name".to_owned(), self.name.clone().into());
+        m.insert("url".to_owned(), self.url.clone().into());
+        m.insert("headers".to_owned(), serde_json::Value::Array(headers));
+        serde_json::Value::Object(m)
+    }
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("type", &"http")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("headers", &self.headers)
+            .finish()
+    }
+}
+
+/// An HTTP header an agent must send to the server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpHeader {
+    name: String,
+    value: String,
+}
+
+impl HttpHeader {
+    /// The header name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The header value. For `Authorization` this is the bearer: a secret.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Debug for HttpHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpHeader")
+            .field("name", &self.name)
+            .field("value", &"<redacted>")
+            .finish()
+    }
+}

@@ -1,0 +1,244 @@
+//! MCP sessions (`Mcp-Session-Id`, legacy era): the handles `initialize`
+//! mints inside one bearer's session.
+//!
+//! A bearer is the session as far as authentication goes; an MCP session is
+//! one client's conversation under it. Clients need the handle: the rmcp
+//! client (Copilot, Codex) and the Python SDK open the `GET` stream of list
+//! changes only when `initialize` minted one, and a client that sends no
+//! `MCP-Protocol-Version` header (Gemini CLI) is answered in the version it
+//! negotiated only if the host can tell its requests apart.
+//!
+//! - **Minted by every legacy `initialize`**: 128 bits from the operating
+//!   system's generator, written as 32 lower-case hex digits (visible
+//!   ASCII, as MCP requires), bound to the negotiated version and to an
+//!   [`Audience`] for its `GET` streams.
+//! - **Only a handle.** The bearer is checked first, and ids are looked up
+//!   only among the bearer's own session's, so an id minted under another
+//!   bearer is as unknown as a made-up one (404, `-32001`). Every id dies
+//!   with its guard: the table lives in the session's state, which no
+//!   request reaches once the bearer is revoked.
+//! - **Bounded**: at most `max_mcp_sessions_per_session` per bearer; minting
+//!   one more ends the oldest (its streams end, its id is 404 from then on),
+//!   so a client that re-initializes in a loop holds a fixed amount.
+//!   Each costs under 200 bytes.
+//! - `DELETE` with an id ends that MCP session and its streams.
+//!
+//! Ids are compared in constant time anyway: cheap, and it keeps one
+//! client's handle from being learnt a byte at a time by another that holds
+//! the same bearer. Each comparison XORs the id as two 128-bit halves and
+//! asks `subtle` once whether anything differs, rather than comparing 32
+//! bytes one by one: `subtle` fences every byte it compares, which made the
+//! byte-wise loop most of the lookup's cost.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use subtle::ConstantTimeEq;
+
+use crate::state::list_changed::{Audience, ListChanges};
+
+/// Length of an id's text: 16 random bytes in hex.
+const ID_LEN: usize = 32;
+
+/// One MCP session: its id, the version its `initialize` negotiated, and
+/// the audience its `GET` streams announce to.
+pub(crate) struct McpSession {
+    id: [u8; ID_LEN],
+    version: &'static str,
+    audience: Arc<Audience>,
+}
+
+impl McpSession {
+    /// The id, as sent in `Mcp-Session-Id`.
+    pub(crate) fn id(&self) -> &[u8] {
+        &self.id
+    }
+
+    /// The legacy version `initialize` negotiated: the version of every
+    /// request of this MCP session that names none in its header.
+    pub(crate) fn version(&self) -> &'static str {
+        self.version
+    }
+
+    /// Its `GET` streams' audience: each change reaches the session once.
+    pub(crate) fn audience(&self) -> &Arc<Audience> {
+        &self.audience
+    }
+}
+
+impl fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The id is not a secret, but it is a client's handle: keep it out
+        // of logs all the same.
+        f.debug_struct("McpSession")
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a request's `Mcp-Session-Id` header named.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) enum SessionHandle<'a> {
+    /// No header: a stateless client (or a modern one), served as such.
+    #[default]
+    Absent,
+    /// An open MCP session of the bearer's session.
+    Known(&'a McpSession),
+    /// An id that names no open MCP session of this bearer: never minted,
+    /// ended, displaced, or minted under another bearer. A legacy request
+    /// with it is 404 `-32001`, on which clients initialize again.
+    Unknown,
+}
+
+impl SessionHandle<'_> {
+    /// The version its MCP session negotiated, if it names one.
+    pub(crate) fn version(self) -> Option<&'static str> {
+        match self {
+            Self::Known(session) => Some(session.version()),
+            Self::Absent | Self::Unknown => None,
+        }
+    }
+}
+
+/// The MCP sessions open under one bearer, oldest first.
+#[derive(Debug, Default)]
+pub(crate) struct McpSessions {
+    open: Mutex<VecDeque<Arc<McpSession>>>,
+}
+
+impl McpSessions {
+    fn open(&self) -> MutexGuard<'_, VecDeque<Arc<McpSession>>> {
+        // Nothing panics while holding it; a poisoned lock's data is whole.
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Mints an MCP session at `version`, ending the oldest when `limit`
+    /// are open already. Its streams will announce changes after the
+    /// current one: the client lists its tools after `initialize` anyway.
+    ///
+    /// # Panics
+    ///
+    /// When the operating system's random generator fails, as minting a
+    /// bearer does: a guessable handle is worse than no answer.
+    pub(crate) fn mint(
+        &self,
+        version: &'static str,
+        changes: &ListChanges,
+        limit: usize,
+    ) -> Arc<McpSession> {
+        let mut random = [0u8; ID_LEN / 2];
+        getrandom::fill(&mut random).expect("the operating system's random generator failed");
+        let session = Arc::new(McpSession {
+            id: hex(random),
+            version,
+            audience: Audience::starting_at(changes.generation()),
+        });
+        let mut open = self.open();
+        while open.len() >= limit {
+            match open.pop_front() {
+                Some(oldest) => changes.end_audience(&oldest.audience),
+                None => break,
+            }
+        }
+        open.push_back(Arc::clone(&session));
+        session
+    }
+
+    /// The open MCP session with this id, if any.
+    pub(crate) fn find(&self, id: &[u8]) -> Option<Arc<McpSession>> {
+        let presented = halves(id.try_into().ok()?);
+        self.open()
+            .iter()
+            .find(|session| {
+                let (low, high) = halves(&session.id);
+                let differ = (low ^ presented.0) | (high ^ presented.1);
+                // subtle compares u128 only with its `i128` feature: fold.
+                let folded = (differ >> 64) as u64 | differ as u64;
+                bool::from(folded.ct_eq(&0))
+            })
+            .cloned()
+    }
+
+    /// Ends `session` (`DELETE`): its id is unknown from now on and its
+    /// streams end. False when it had ended already.
+    pub(crate) fn end(&self, session: &McpSession, changes: &ListChanges) -> bool {
+        let mut open = self.open();
+        let Some(at) = open.iter().position(|s| std::ptr::eq(&**s, session)) else {
+            return false;
+        };
+        let ended = open.remove(at);
+        drop(open);
+        if let Some(ended) = ended {
+            changes.end_audience(&ended.audience);
+        }
+        true
+    }
+
+    /// How many are open.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.open().len()
+    }
+}
+
+/// An id's text as two integers, for a comparison in two steps.
+fn halves(id: &[u8; ID_LEN]) -> (u128, u128) {
+    let (low, high) = id.split_at(ID_LEN / 2);
+    let half = |bytes: &[u8]| u128::from_le_bytes(bytes.try_into().expect("half of 32"));
+    (half(low), half(high))
+}
+
+/// Lower-case hex of 16 bytes.
+fn hex(bytes: [u8; ID_LEN / 2]) -> [u8; ID_LEN] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; ID_LEN];
+    for (pair, byte) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0xf)];
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Minted ids are distinct visible ASCII of the stated length, found
+    /// again by their text only; the oldest is ended past the limit, and
+    /// an ended session is unknown.
+    #[test]
+    fn mint_find_limit_and_end() {
+        let changes = ListChanges::default();
+        let sessions = McpSessions::default();
+        let first = sessions.mint("2025-06-18", &changes, 2);
+        let second = sessions.mint("2025-11-25", &changes, 2);
+        assert_ne!(first.id(), second.id());
+        assert!(first
+            .id()
+            .iter()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_eq!(first.id().len(), ID_LEN);
+        let found = sessions.find(first.id()).expect("known");
+        assert_eq!(found.version(), "2025-06-18");
+        assert!(
+            sessions.find(&first.id()[1..]).is_none(),
+            "a prefix is unknown"
+        );
+        let mut altered = first.id().to_vec();
+        altered[0] = if altered[0] == b'0' { b'1' } else { b'0' };
+        assert!(sessions.find(&altered).is_none());
+
+        let third = sessions.mint("2025-03-26", &changes, 2);
+        assert_eq!(sessions.len(), 2);
+        assert!(sessions.find(first.id()).is_none(), "the oldest was ended");
+        assert!(first.audience().is_ended(), "and its streams with it");
+        assert!(!second.audience().is_ended());
+
+        assert!(sessions.end(&second, &changes));
+        assert!(!sessions.end(&second, &changes), "ended once");
+        assert!(second.audience().is_ended());
+        assert!(sessions.find(second.id()).is_none());
+        assert!(sessions.find(third.id()).is_some());
+    }
+}

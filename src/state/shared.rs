@@ -1,0 +1,250 @@
+//! The state the accept loop, every connection, every request and every
+//! session guard share, and what the host knows about each open session.
+//!
+//! It sits above `surface/` (a session's state holds its surface) and
+//! below what serves requests (`session/`, `mcp/`, `http/`, `host.rs`),
+//! which all build on it, so a [`Shared`] can be
+//! made from a config alone — no listener, no socket — which is how the
+//! dispatcher's unit tests drive it.
+
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::auth::Bearer;
+use crate::auth::{RevocationSlab, SlotRef};
+use crate::config::ToolHostConfig;
+use crate::protocol::ServerInfo;
+use crate::state::entry::EntryGate;
+use crate::state::in_flight::InFlightCalls;
+use crate::state::list_changed::{Latch, ListChanges};
+use crate::state::listings::Listings;
+use crate::state::mcp_session::McpSessions;
+use crate::surface::DynSurface;
+use crate::surface::SessionLogLevel;
+use crate::Error;
+
+/// State shared by the accept loop, every connection, every request and
+/// every session guard. Sessions keep it alive, so a guard outliving its
+/// host still revokes cleanly.
+pub(crate) struct Shared {
+    /// Every open session's bearer, and its state.
+    pub(crate) slab: RevocationSlab<SessionState>,
+    pub(crate) info: ServerInfo,
+    /// `127.0.0.1:PORT` (or `[::1]:PORT`): the URL's authority.
+    pub(crate) url_authority: String,
+    /// Accepted `Host` values, lower case.
+    allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values, lower case: the listener's own and the
+    /// config's.
+    allowed_origins: Vec<String>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_batch_len: usize,
+    pub(crate) max_parsed_bytes: usize,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) call_timeout: Option<Duration>,
+    pub(crate) sse_keep_alive: Duration,
+    pub(crate) max_streams_per_session: usize,
+    pub(crate) connections_per_session: usize,
+    /// The uid of the host's listener, when connections of other users are
+    /// refused (`conn/peer_user.rs`).
+    pub(crate) peer_user: Option<u32>,
+    pub(crate) max_mcp_sessions_per_session: usize,
+    /// Raised at shutdown: every notification stream ends.
+    pub(crate) streams_end: Arc<Latch>,
+    /// Tool calls running right now, across sessions (see `in_flight.rs`).
+    pub(crate) calls_running: AtomicUsize,
+    next_session_id: AtomicU64,
+}
+
+impl Shared {
+    /// The state of a host listening at `local_addr` with `config` (already
+    /// validated).
+    pub(crate) fn new(config: &ToolHostConfig, local_addr: SocketAddr) -> Self {
+        let (url_authority, allowed_hosts) = loopback_names(local_addr);
+        let mut allowed_origins: Vec<String> = allowed_hosts
+            .iter()
+            .map(|host| format!("http://{host}"))
+            .chain(
+                config
+                    .allowed_origins
+                    .iter()
+                    .map(|o| o.to_ascii_lowercase()),
+            )
+            .collect();
+        allowed_origins.sort();
+        allowed_origins.dedup();
+        Self {
+            slab: RevocationSlab::new(config.max_sessions),
+            info: ServerInfo::new(config.server_name.clone(), config.instructions.clone()),
+            url_authority,
+            allowed_hosts,
+            allowed_origins,
+            max_body_bytes: config.max_body_bytes,
+            max_batch_len: config.max_batch_len,
+            max_parsed_bytes: config.max_parsed_bytes,
+            body_read_timeout: config.body_read_timeout,
+            call_timeout: config.call_timeout,
+            sse_keep_alive: config.sse_keep_alive,
+            max_streams_per_session: config.max_streams_per_session,
+            connections_per_session: config.connections_per_session(),
+            peer_user: config
+                .refuse_other_users
+                .then(|| crate::conn::listener_uid(local_addr))
+                .flatten(),
+            max_mcp_sessions_per_session: config.max_mcp_sessions_per_session,
+            streams_end: Arc::default(),
+            calls_running: AtomicUsize::new(0),
+            next_session_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Opens a session on `surface`: its state, and the fresh bearer that
+    /// reaches it (live from here until revoked).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_session_limit`] when every session slot is taken.
+    pub(crate) fn open_session(
+        &self,
+        surface: Arc<dyn DynSurface>,
+    ) -> Result<(Arc<SessionState>, Bearer), Error> {
+        let state = Arc::new(SessionState {
+            list_can_change: surface.list_can_change(),
+            list_changes: Arc::default(),
+            may_log: surface.may_log(),
+            log_level: SessionLogLevel::default(),
+            surface,
+            calls_served: AtomicU64::new(0),
+            listings: Listings::default(),
+            connections: Arc::default(),
+            id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
+            in_flight: InFlightCalls::default(),
+            entry: EntryGate::default(),
+            mcp_sessions: McpSessions::default(),
+        });
+        let bearer = self
+            .slab
+            .open(Arc::clone(&state))
+            .ok_or_else(Error::session_limit)?;
+        Ok((state, bearer))
+    }
+
+    /// Step 1 of the transport: `Host` (or an absolute-form target's
+    /// authority) must name this listener by one of its loopback names and
+    /// its port.
+    pub(crate) fn host_allowed(&self, host: &[u8]) -> bool {
+        // Clients send the URL's authority as given: exact first.
+        let names = || self.allowed_hosts.iter().map(String::as_bytes);
+        names().any(|ok| ok == host) || names().any(|ok| ok.eq_ignore_ascii_case(host))
+    }
+
+    /// An `Origin` must be one of the listener's own or one the config
+    /// allows.
+    pub(crate) fn origin_allowed(&self, origin: &[u8]) -> bool {
+        self.allowed_origins
+            .iter()
+            .any(|ok| ok.as_bytes().eq_ignore_ascii_case(origin))
+    }
+}
+
+/// The listener's URL authority, and every `Host` value that names it: the
+/// bound address and each loopback name at its port (and without the port
+/// at port 80), lower case, sorted.
+fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
+    let port = local_addr.port();
+    let url_authority = match local_addr.ip() {
+        IpAddr::V4(ip) => format!("{ip}:{port}"),
+        IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+    };
+    let mut hosts = vec![
+        url_authority.clone(),
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ];
+    if port == 80 {
+        hosts.extend(["127.0.0.1", "localhost", "[::1]"].map(str::to_owned));
+    }
+    hosts.sort();
+    hosts.dedup();
+    (url_authority, hosts)
+}
+
+/// What the host knows about one open session; shared by the guard and by
+/// the requests that presented its bearer.
+pub(crate) struct SessionState {
+    pub(crate) surface: Arc<dyn DynSurface>,
+    pub(crate) calls_served: AtomicU64,
+    /// The `tools/list` requests answered, and the wait for the first.
+    pub(crate) listings: Listings,
+    /// Its authenticated connections, at most `connections_per_session`.
+    pub(crate) connections: Arc<AtomicUsize>,
+    pub(crate) id: SessionId,
+    /// The session's calls in flight, for cancellation.
+    pub(crate) in_flight: InFlightCalls,
+    pub(crate) entry: EntryGate,
+    /// Whether the surface's list can change, asked once at open: then
+    /// `listChanged` is advertised and notification streams are served.
+    pub(crate) list_can_change: bool,
+    /// The session's list changes, for its notifiers and streams.
+    pub(crate) list_changes: Arc<ListChanges>,
+    /// Whether the surface logs, asked once at open: then `logging` is
+    /// advertised and `logging/setLevel` served.
+    pub(crate) may_log: bool,
+    /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier).
+    pub(crate) log_level: SessionLogLevel,
+    /// The MCP sessions (`Mcp-Session-Id`) its clients' `initialize`s
+    /// minted.
+    pub(crate) mcp_sessions: McpSessions,
+}
+
+/// A session's non-secret identifier, unique within its host; for logs.
+///
+/// Its `Display` form is `session-N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub(crate) u64);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "session-{}", self.0)
+    }
+}
+
+/// A request's hold on a session: its state, and the means to re-check
+/// that its bearer is still live. The dispatcher sees sessions only
+/// through this, never a bearer.
+#[derive(Clone)]
+pub(crate) struct Lease {
+    pub(crate) session: Arc<SessionState>,
+    pub(crate) shared: Arc<Shared>,
+    at: SlotRef,
+}
+
+impl Lease {
+    /// Checks `bearer` against the slab and, when it is live, takes a lease
+    /// on its session.
+    pub(crate) fn acquire(shared: &Arc<Shared>, bearer: &Bearer) -> Option<Self> {
+        let session = shared.slab.validate(bearer)?;
+        Some(Self {
+            session,
+            shared: Arc::clone(shared),
+            at: SlotRef::of(bearer),
+        })
+    }
+
+    /// The re-check made immediately before a tool call runs.
+    pub(crate) fn is_live(&self) -> bool {
+        self.shared.slab.admit(self.at)
+    }
+}
+
+impl fmt::Debug for Lease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lease")
+            .field("session", &self.session.id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,199 @@
+//! The per-call context handed to [`ToolSurface::call_with`]: the call's
+//! name and arguments, its progress reporter and logger, and its
+//! cancellation signal.
+//!
+//! [`ToolSurface::call_with`]: crate::ToolSurface::call_with
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::surface::log_level::LogLevel;
+use crate::surface::logging::Logger;
+use crate::surface::progress::Progress;
+
+/// One tool call, as a surface that wants more than name and arguments sees
+/// it. See [`ToolSurface::call_with`](crate::ToolSurface::call_with).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use embacle_tool_host::{LogLevel, Tool, ToolCall, ToolOutcome, ToolSurface};
+/// use serde_json::Value;
+///
+/// struct Indexer(Arc<[Tool]>);
+///
+/// impl ToolSurface for Indexer {
+///     async fn list_tools(&self) -> Arc<[Tool]> {
+///         Arc::clone(&self.0)
+///     }
+///
+///     async fn call(&self, _name: &str, _arguments: &Value) -> ToolOutcome {
+///         unreachable!("call_with is overridden")
+///     }
+///
+///     fn may_log(&self) -> bool {
+///         true
+///     }
+///
+///     async fn call_with(&self, call: ToolCall<'_>) -> ToolOutcome {
+///         for batch in 1..=4 {
+///             // ... index one batch ...
+///             call.progress(f64::from(batch), Some(4.0), Some("indexing"));
+///             call.log(LogLevel::Info, format!("batch {batch} indexed"));
+///         }
+///         ToolOutcome::text("indexed 4 batches")
+///     }
+/// }
+///
+/// let surface = Arc::new(Indexer(Vec::new().into())); // for ToolHost::open_session
+/// # drop(surface);
+/// ```
+pub struct ToolCall<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a Value,
+    pub(crate) progress: &'a Progress,
+    pub(crate) logger: &'a Logger,
+    pub(crate) cancel: &'a CancelSignal,
+}
+
+impl<'a> ToolCall<'a> {
+    /// The tool's name.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// The arguments: a JSON object, `{}` when the client sent none.
+    pub fn arguments(&self) -> &'a Value {
+        self.arguments
+    }
+
+    /// Reports progress; see [`Progress::report`].
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.progress.report(progress, total, message);
+    }
+
+    /// A handle on this call's progress reporting, to move into work the
+    /// tool spawns.
+    pub fn progress_reporter(&self) -> Progress {
+        self.progress.clone()
+    }
+
+    /// Sends a log message at `level`; see [`Logger`] for when it reaches
+    /// the client.
+    pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        self.logger.log(level, data);
+    }
+
+    /// A handle on this call's logging, to move into work the tool spawns.
+    pub fn logger(&self) -> Logger {
+        self.logger.clone()
+    }
+
+    /// This call's cancellation signal, to move into work the tool spawns.
+    ///
+    /// The host cancels a call by dropping its future, which is all an
+    /// `async` tool needs. The signal is for work that lives outside that
+    /// future (a spawned task, a thread, a remote job): watch it there.
+    pub fn cancellation(&self) -> CancelSignal {
+        self.cancel.clone()
+    }
+}
+
+impl fmt::Debug for ToolCall<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("name", &self.name)
+            .field("progress", self.progress)
+            .field("logger", self.logger)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call's cancellation signal: raised when the client cancels the
+/// request, the session's guard is dropped, the call's time limit passes or
+/// the host shuts down.
+///
+/// Cheap to clone (one reference count).
+#[derive(Clone, Default)]
+pub struct CancelSignal {
+    state: Arc<CancelState>,
+}
+
+#[derive(Default)]
+struct CancelState {
+    raised: AtomicBool,
+    notify: Notify,
+}
+
+impl CancelSignal {
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        // Acquire: pairs with the Release in `cancel`.
+        self.state.raised.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the call is cancelled (at once if it already is).
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.state.notify.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Register before checking the flag, so a `cancel` between the
+            // check and the await still wakes us.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Raises the signal. Idempotent.
+    pub(crate) fn cancel(&self) {
+        if !self.state.raised.swap(true, Ordering::Release) {
+            self.state.notify.notify_waiters();
+        }
+    }
+
+    /// Whether two handles are the same call's signal.
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.state, &other.state)
+    }
+}
+
+impl fmt::Debug for CancelSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CancelSignal")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cancelled()` resolves after `cancel`, and at once when already raised.
+    #[tokio::test]
+    async fn cancel_signal() {
+        let signal = CancelSignal::default();
+        let waiter = {
+            let signal = signal.clone();
+            tokio::spawn(async move { signal.cancelled().await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!signal.is_cancelled());
+        signal.cancel();
+        signal.cancel();
+        waiter.await.unwrap();
+        assert!(signal.is_cancelled());
+        signal.cancelled().await;
+        assert!(signal.same_as(&signal.clone()));
+        assert!(!signal.same_as(&CancelSignal::default()));
+    }
+}

@@ -1,0 +1,31 @@
+//! What user code implements and what it is handed:
+//!
+//! - `tool_surface.rs`: [`ToolSurface`], the two halves asked on every
+//!   request (`list_tools`, `call`/`call_with`), and the object-safe
+//!   `DynSurface` the host stores every session's surface behind;
+//! - `static_surface.rs`: [`StaticSurface`], a fixed list plus an executor;
+//! - `call.rs`: [`ToolCall`], the per-call context of `call_with`, with its
+//!   [`CancelSignal`];
+//! - `progress.rs`, `logging.rs`, `log_level.rs`: the call's [`Progress`]
+//!   reporter and [`Logger`], and the [`LogLevel`] a session set;
+//! - `call_events.rs`: the channel that carries a streamed call's progress
+//!   and log messages to its SSE stream (`http/sse.rs`).
+
+mod call;
+mod call_events;
+mod log_level;
+mod logging;
+mod progress;
+mod static_surface;
+mod tool_surface;
+
+pub use call::{CancelSignal, ToolCall};
+pub use log_level::LogLevel;
+pub use logging::Logger;
+pub use progress::Progress;
+pub use static_surface::{StaticSurface, ToolExecutor};
+pub use tool_surface::ToolSurface;
+
+pub(crate) use call_events::{CallEvents, Event};
+pub(crate) use log_level::{SessionLogLevel, LEVEL_NAMES};
+pub(crate) use tool_surface::DynSurface;

@@ -1,0 +1,15 @@
+//! Tools the crate writes itself rather than take a dependency for: a boxed
+//! future type, a two-way select and a bounded wait (`future.rs`, so that
+//! neither `futures` nor tokio's `macros` enters the tree), panic
+//! containment for user futures (`unwind.rs`), and standard base64
+//! (`base64.rs`). Imports nothing from the crate.
+//!
+//! Other folders use `base64` as a namespace (`base64::decode`,
+//! `base64::encode_into`) and the items re-exported below.
+
+pub(crate) mod base64;
+mod future;
+mod unwind;
+
+pub(crate) use future::{race, waiting_at_most, BoxFuture, First};
+pub(crate) use unwind::{CatchUnwind, Panicked};
