@@ -92,10 +92,6 @@ async fn keep_alive_comments_on_silence() {
         .await;
     let events = stream.rest().await;
     let comments = events.iter().filter(|e| e.starts_with(':')).count();
-    assert!(
-        comments >= 2,
-        "{comments} keep-alive comments in 350 ms at 100 ms"
-    );
     assert_eq!(comments, 3, "one per 100 ms of the 350 ms silence");
     let last = events.iter().rfind(|e| !e.starts_with(':')).unwrap();
     assert_eq!(
