@@ -3,8 +3,8 @@
 //!
 //! - this file: envelopes, the error-code table, and framing replies;
 //! - `read.rs`: reading a body, the usual one by the allocation-free pass
-//!   of `envelope.rs`, whose members `member_value.rs` builds into `Value`s
-//!   when a method asks;
+//!   of `envelope.rs`, whose members serde_json reads into `Value`s when a
+//!   method asks;
 //! - `json_scan.rs`: a body's JSON shape before parsing (the memory its
 //!   parse would take, a batch's length), used as a namespace;
 //! - `json_out.rs`: appending JSON to a response buffer.
@@ -12,7 +12,6 @@
 mod envelope;
 mod json_out;
 pub(crate) mod json_scan;
-mod member_value;
 mod read;
 
 use std::borrow::Cow;
@@ -26,7 +25,7 @@ pub(crate) use read::{classify, parse, Parsed};
 pub(crate) use envelope::RawMembers;
 
 pub(crate) use json_out::{write_json, write_json_str};
-use member_value::member_value;
+use read::member_value;
 
 /// The JSON-RPC error codes the host emits, each in one place.
 pub(crate) mod code {
