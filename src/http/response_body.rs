@@ -1,14 +1,13 @@
 //! The body of every response the host sends: complete bytes, a streamed
 //! tool call (`sse.rs`), or a notification stream
-//! (`notification_stream.rs`); and the [`Chunk`]s it yields.
+//! (`notification_stream.rs`).
 
 use std::convert::Infallible;
-use std::io::Cursor;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use hyper::body::{Buf, Bytes, Frame, SizeHint};
+use hyper::body::{Bytes, Frame, SizeHint};
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
@@ -19,7 +18,7 @@ use crate::http::sse::SseCall;
 /// A response body.
 pub(crate) enum ResponseBody {
     /// A complete body (JSON, or empty); `None` once sent.
-    Full(Option<Chunk>),
+    Full(Option<Bytes>),
     /// An SSE stream driving one tool call; its connection is in service
     /// until the stream is dropped (`None` until [`ResponseBody::sent_on`]).
     Call(Box<SseCall>, Option<InService>),
@@ -28,9 +27,9 @@ pub(crate) enum ResponseBody {
 }
 
 impl ResponseBody {
-    /// A complete body, handed to hyper as the vector it was written into.
+    /// A complete body.
     pub(crate) fn full(bytes: Vec<u8>) -> Self {
-        Self::Full((!bytes.is_empty()).then_some(Chunk::Owned(Cursor::new(bytes))))
+        Self::Full((!bytes.is_empty()).then(|| Bytes::from(bytes)))
     }
 
     /// This body is the response to `connection`'s request in service: a
@@ -47,44 +46,6 @@ impl ResponseBody {
     }
 }
 
-/// What a response body yields: a complete body as the vector it was
-/// written into, or a stream's frame.
-///
-/// Not `Bytes` throughout: `Bytes::from(Vec<u8>)` allocates a shared
-/// header whenever the vector has spare capacity, which a response written
-/// into a buffer sized in advance always has. That was one allocation (and
-/// its free) per call for nothing, found by counting the server's
-/// allocations per call against the floors'.
-pub(crate) enum Chunk {
-    /// A complete body, and how much of it hyper has taken.
-    Owned(Cursor<Vec<u8>>),
-    /// One frame of a stream.
-    Shared(Bytes),
-}
-
-impl Buf for Chunk {
-    fn remaining(&self) -> usize {
-        match self {
-            Self::Owned(bytes) => bytes.remaining(),
-            Self::Shared(bytes) => bytes.remaining(),
-        }
-    }
-
-    fn chunk(&self) -> &[u8] {
-        match self {
-            Self::Owned(bytes) => bytes.chunk(),
-            Self::Shared(bytes) => bytes.chunk(),
-        }
-    }
-
-    fn advance(&mut self, n: usize) {
-        match self {
-            Self::Owned(bytes) => bytes.advance(n),
-            Self::Shared(bytes) => bytes.advance(n),
-        }
-    }
-}
-
 /// A complete `application/json` response.
 pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::full(body));
@@ -97,19 +58,19 @@ pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> 
 }
 
 impl hyper::body::Body for ResponseBody {
-    type Data = Chunk;
+    type Data = Bytes;
     type Error = Infallible;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Chunk>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let next = match self.get_mut() {
             Self::Full(chunk) => return Poll::Ready(chunk.take().map(|c| Ok(Frame::data(c)))),
             Self::Call(call, _) => call.poll_next(cx),
             Self::Notifications(stream, _) => stream.poll_next(cx),
         };
-        next.map(|bytes| bytes.map(|b| Ok(Frame::data(Chunk::Shared(b)))))
+        next.map(|bytes| bytes.map(|b| Ok(Frame::data(b))))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -119,7 +80,7 @@ impl hyper::body::Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match self {
             Self::Full(chunk) => {
-                SizeHint::with_exact(chunk.as_ref().map_or(0, |c| c.remaining() as u64))
+                SizeHint::with_exact(chunk.as_ref().map_or(0, |c| c.len() as u64))
             }
             Self::Call(..) | Self::Notifications(..) => SizeHint::default(),
         }
@@ -132,7 +93,7 @@ mod tests {
     use hyper::body::Body;
 
     /// A full body reports its exact size and ends after one frame, which
-    /// yields its bytes as written, in as many steps as hyper takes.
+    /// yields its bytes as written.
     #[test]
     fn full_body() {
         let mut body = ResponseBody::full(b"abc".to_vec());
@@ -143,24 +104,10 @@ mod tests {
         let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) else {
             panic!("a full body yields its frame at once");
         };
-        let mut chunk = frame.into_data().ok().unwrap();
-        assert_eq!((chunk.remaining(), chunk.chunk()), (3, &b"abc"[..]));
-        chunk.advance(1);
-        assert_eq!((chunk.remaining(), chunk.chunk()), (2, &b"bc"[..]));
-        chunk.advance(2);
-        assert!(!chunk.has_remaining());
+        assert_eq!(frame.into_data().ok().unwrap(), &b"abc"[..]);
         assert!(body.is_end_stream());
         let empty = ResponseBody::full(Vec::new());
         assert!(empty.is_end_stream());
         assert_eq!(empty.size_hint().exact(), Some(0));
-    }
-
-    /// A stream's frames pass through as they are.
-    #[test]
-    fn shared_chunk() {
-        let mut chunk = Chunk::Shared(Bytes::from_static(b"data: x\n\n"));
-        assert_eq!(chunk.remaining(), 9);
-        chunk.advance(6);
-        assert_eq!(chunk.chunk(), b"x\n\n");
     }
 }
