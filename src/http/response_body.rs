@@ -79,9 +79,7 @@ impl hyper::body::Body for ResponseBody {
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            Self::Full(chunk) => {
-                SizeHint::with_exact(chunk.as_ref().map_or(0, |c| c.len() as u64))
-            }
+            Self::Full(chunk) => SizeHint::with_exact(chunk.as_ref().map_or(0, |c| c.len() as u64)),
             Self::Call(..) | Self::Notifications(..) => SizeHint::default(),
         }
     }

@@ -55,7 +55,10 @@ static PLAIN: [bool; 256] = {
 /// How many [`PLAIN`] bytes `bytes` has from `from` on before one that is
 /// not; `None` when it ends first.
 fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
-    bytes.get(from..)?.iter().position(|&b| !PLAIN[usize::from(b)])
+    bytes
+        .get(from..)?
+        .iter()
+        .position(|&b| !PLAIN[usize::from(b)])
 }
 
 /// The members of a body's envelope the host reads, each as raw JSON text
