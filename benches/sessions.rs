@@ -25,7 +25,7 @@ fn benches(c: &mut Criterion) {
             for _ in 0..count {
                 sessions.push(host.open_session(surface(1)).unwrap());
             }
-            assert_eq!(host.open_sessions(), count);
+            assert_eq!(host.live_sessions(), count);
             targets.push((host.local_addr(), authorization(&sessions[count / 2])));
             keep.push(Box::new((host, sessions)));
         }

@@ -292,7 +292,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     wait_for_stop_signal().await?;
     eprintln!("stopping after {} tool calls", session.calls_served());
     drop(session);
-    if let Err(err) = host.shutdown_graceful(Duration::from_secs(2)).await {
+    if let Err(err) = host.shutdown_within(Duration::from_secs(2)).await {
         eprintln!("{err}");
     }
     Ok(())

@@ -112,7 +112,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     wait_for_stop_signal().await?;
     eprintln!("stopping after {} tool calls", session.calls_served());
     drop(session);
-    host.shutdown_graceful(std::time::Duration::from_secs(5))
+    host.shutdown_within(std::time::Duration::from_secs(5))
         .await?;
     Ok(())
 }

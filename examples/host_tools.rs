@@ -121,7 +121,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("stopping after {} tool calls", session.calls_served());
     drop(session); // revoke the bearer before draining
     if let Err(err) = host
-        .shutdown_graceful(std::time::Duration::from_secs(5))
+        .shutdown_within(std::time::Duration::from_secs(5))
         .await
     {
         eprintln!("{err}");

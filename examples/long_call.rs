@@ -37,10 +37,6 @@ impl ToolSurface for Crawler {
         Arc::clone(&self.tools)
     }
 
-    async fn call(&self, _name: &str, _arguments: &Value) -> ToolOutcome {
-        ToolOutcome::failed("crawl runs through call_with")
-    }
-
     async fn call_with(&self, call: ToolCall<'_>) -> ToolOutcome {
         let pages = match call.arguments().get("pages").and_then(Value::as_u64) {
             Some(pages @ 1..=50) => pages,
@@ -79,7 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         host.local_addr()
     );
     tokio::signal::ctrl_c().await?;
-    if let Err(err) = host.shutdown_graceful(Duration::from_secs(2)).await {
+    if let Err(err) = host.shutdown_within(Duration::from_secs(2)).await {
         eprintln!("{err}");
     }
     eprintln!("served {} calls", session.calls_served());

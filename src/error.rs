@@ -53,8 +53,8 @@ enum ErrorKind {
     SessionLimit,
     /// The host has been shut down.
     ShutDown,
-    /// A graceful shutdown's deadline passed with work still in flight.
-    DrainTimeout,
+    /// A graceful shutdown's grace period passed with work still in flight.
+    ShutdownForced,
     /// An agent cannot take the kind of MCP server the host is.
     UnsupportedAgent(String),
     /// A config file for an agent could not be written.
@@ -62,8 +62,6 @@ enum ErrorKind {
 }
 
 impl Error {
-    #[cold]
-    #[inline(never)]
     pub(crate) fn bind(source: io::Error) -> Self {
         Self {
             kind: ErrorKind::Bind,
@@ -71,50 +69,34 @@ impl Error {
         }
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn no_runtime() -> Self {
         Self::of(ErrorKind::NoRuntime)
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn invalid_config(what: &'static str) -> Self {
         Self::of(ErrorKind::InvalidConfig(what))
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn invalid_tool(what: impl Into<String>) -> Self {
         Self::of(ErrorKind::InvalidTool(what.into()))
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn session_limit() -> Self {
         Self::of(ErrorKind::SessionLimit)
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn shut_down() -> Self {
         Self::of(ErrorKind::ShutDown)
     }
 
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn drain_timeout() -> Self {
-        Self::of(ErrorKind::DrainTimeout)
+    pub(crate) fn shutdown_forced() -> Self {
+        Self::of(ErrorKind::ShutdownForced)
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn unsupported_agent(why: String) -> Self {
         Self::of(ErrorKind::UnsupportedAgent(why))
     }
 
-    #[cold]
-    #[inline(never)]
     pub(crate) fn config_file(source: io::Error) -> Self {
         Self {
             kind: ErrorKind::ConfigFile,
@@ -179,10 +161,11 @@ impl Error {
         matches!(self.kind, ErrorKind::ShutDown)
     }
 
-    /// True when a graceful shutdown's deadline passed before every
-    /// connection finished; the rest were closed.
-    pub fn is_timeout(&self) -> bool {
-        matches!(self.kind, ErrorKind::DrainTimeout)
+    /// True when [`ToolHost::shutdown_within`](crate::ToolHost::shutdown_within)'s
+    /// grace period passed before every connection finished: the rest, with
+    /// their work in flight, were closed.
+    pub fn is_shutdown_forced(&self) -> bool {
+        matches!(self.kind, ErrorKind::ShutdownForced)
     }
 
     /// True when an ACP agent's capabilities say it cannot take an `http`
@@ -210,8 +193,8 @@ impl fmt::Display for Error {
             ErrorKind::InvalidTool(what) => write!(f, "invalid tool: {what}"),
             ErrorKind::SessionLimit => f.write_str("the tool host's session limit is reached"),
             ErrorKind::ShutDown => f.write_str("the tool host is shut down"),
-            ErrorKind::DrainTimeout => {
-                f.write_str("the shutdown deadline passed before in-flight calls finished")
+            ErrorKind::ShutdownForced => {
+                f.write_str("the shutdown's grace period passed before in-flight calls finished")
             }
             ErrorKind::UnsupportedAgent(why) => f.write_str(why),
             ErrorKind::ConfigFile => f.write_str("could not write the agent's MCP config file"),
@@ -255,7 +238,7 @@ mod tests {
             Error::invalid_tool("y"),
             Error::session_limit(),
             Error::shut_down(),
-            Error::drain_timeout(),
+            Error::shutdown_forced(),
             Error::unsupported_agent("the agent cannot".to_owned()),
             Error::config_file(io::Error::from(io::ErrorKind::AlreadyExists)),
         ];
@@ -267,7 +250,7 @@ mod tests {
                 e.is_invalid_tool(),
                 e.is_session_limit(),
                 e.is_shut_down(),
-                e.is_timeout(),
+                e.is_shutdown_forced(),
                 e.is_unsupported_agent(),
                 e.is_config_file(),
             ];

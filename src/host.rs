@@ -175,7 +175,7 @@ impl ToolHost {
 
     /// Sessions whose guard is alive. A floor that keeps rising across turns
     /// is a leaked guard.
-    pub fn open_sessions(&self) -> usize {
+    pub fn live_sessions(&self) -> usize {
         self.inner.shared.slab.live()
     }
 
@@ -197,20 +197,20 @@ impl ToolHost {
     }
 
     /// Stops the host gracefully: stops accepting, lets requests in flight
-    /// finish, closes idle keep-alive connections, and after `deadline`
-    /// closes whatever is left.
+    /// finish, closes idle keep-alive connections, and once `grace` has
+    /// passed closes whatever is left.
     ///
     /// # Errors
     ///
-    /// [`Error::is_timeout`] when the deadline passed and connections had to
-    /// be closed with work in flight. The host is stopped either way.
-    pub async fn shutdown_graceful(&self, deadline: Duration) -> Result<(), Error> {
-        self.request_stop(Stop::Drain(Instant::now() + deadline));
+    /// [`Error::is_shutdown_forced`] when `grace` passed and connections had
+    /// to be closed with work in flight. The host is stopped either way.
+    pub async fn shutdown_within(&self, grace: Duration) -> Result<(), Error> {
+        self.request_stop(Stop::Drain(Instant::now() + grace));
         self.wait_stopped().await;
         if *self.inner.drained.borrow() {
             Ok(())
         } else {
-            Err(Error::drain_timeout())
+            Err(Error::shutdown_forced())
         }
     }
 
@@ -250,7 +250,7 @@ impl fmt::Debug for ToolHost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolHost")
             .field("local_addr", &self.inner.local_addr)
-            .field("open_sessions", &self.open_sessions())
+            .field("live_sessions", &self.live_sessions())
             .finish_non_exhaustive()
     }
 }

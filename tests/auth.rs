@@ -124,9 +124,9 @@ async fn drop_revokes_immediately() {
     let r = conn.send(&call).await;
     assert_eq!(r.status, 200);
     assert_eq!(fx.surface.calls(), 1);
-    assert_eq!(fx.host.open_sessions(), 1);
+    assert_eq!(fx.host.live_sessions(), 1);
     fx.revoke();
-    assert_eq!(fx.host.open_sessions(), 0);
+    assert_eq!(fx.host.live_sessions(), 0);
     let r = conn.send(&call).await;
     assert_eq!(r.status, 401);
     for method in ["tools/list", "ping", "initialize"] {

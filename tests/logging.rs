@@ -36,10 +36,6 @@ impl ToolSurface for Chatty {
         Arc::clone(&self.tools)
     }
 
-    async fn call(&self, _name: &str, _arguments: &Value) -> ToolOutcome {
-        unreachable!("call_with is overridden")
-    }
-
     async fn call_with(&self, call: ToolCall<'_>) -> ToolOutcome {
         if call.name() == "both" {
             // Logs and progress on one stream, with a pause between.

@@ -60,7 +60,7 @@ async fn debug_never_prints_the_bearer() {
     assert!(format!("{session:?}").contains("<redacted>"));
 }
 
-/// Session ids are distinct and printable; open_sessions tracks live guards.
+/// Session ids are distinct and printable; live_sessions tracks live guards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ids_and_counts() {
     let host = host().await;
@@ -72,9 +72,9 @@ async fn ids_and_counts() {
     ids.dedup();
     assert_eq!(ids.len(), 5);
     assert!(sessions[0].session_id().to_string().starts_with("session-"));
-    assert_eq!(host.open_sessions(), 5);
+    assert_eq!(host.live_sessions(), 5);
     drop(sessions);
-    assert_eq!(host.open_sessions(), 0);
+    assert_eq!(host.live_sessions(), 0);
 }
 
 /// `first_listing` waits for an agent's first `tools/list` (legacy or

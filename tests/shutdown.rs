@@ -16,8 +16,8 @@ const DRAIN: Duration = Duration::from_millis(200);
 /// at the deadline exactly (the tests that use it pause the clock).
 async fn drain_past_the_deadline(host: &ToolHost) {
     let began = tokio::time::Instant::now();
-    let err = within(host.shutdown_graceful(DRAIN)).await.unwrap_err();
-    assert!(err.is_timeout());
+    let err = within(host.shutdown_within(DRAIN)).await.unwrap_err();
+    assert!(err.is_shutdown_forced());
     assert_eq!(began.elapsed(), DRAIN);
 }
 
@@ -58,9 +58,9 @@ async fn shutdown_is_idempotent() {
         .unwrap_err()
         .is_shut_down());
     // The guard still revokes cleanly after the host stopped.
-    assert_eq!(fx.host.open_sessions(), 1);
+    assert_eq!(fx.host.live_sessions(), 1);
     fx.revoke();
-    assert_eq!(fx.host.open_sessions(), 0);
+    assert_eq!(fx.host.live_sessions(), 0);
 }
 
 /// A graceful shutdown lets an in-flight call finish and be answered, then
@@ -73,7 +73,7 @@ async fn graceful_shutdown_drains_in_flight_calls() {
     within(started).await;
     let drain = {
         let host = fx.host.clone();
-        tokio::spawn(async move { host.shutdown_graceful(Duration::from_secs(5)).await })
+        tokio::spawn(async move { host.shutdown_within(Duration::from_secs(5)).await })
     };
     // Wait until the listener is closed, then let the call finish.
     assert!(
@@ -103,7 +103,7 @@ async fn graceful_shutdown_closes_idle_connections_at_once() {
         idle.push(conn);
     }
     let started = std::time::Instant::now();
-    within(fx.host.shutdown_graceful(Duration::from_secs(20)))
+    within(fx.host.shutdown_within(Duration::from_secs(20)))
         .await
         .expect("drained in time");
     assert!(
@@ -163,7 +163,7 @@ async fn shutdown_during_a_streaming_call() {
     assert!(fx.surface.hang_was_cancelled());
     assert_eq!(fx.host.calls_in_flight(), 0);
     fx.revoke();
-    assert_eq!(fx.host.open_sessions(), 0);
+    assert_eq!(fx.host.live_sessions(), 0);
 }
 
 /// Dropping every ToolHost clone stops the listener.

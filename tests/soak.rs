@@ -392,7 +392,7 @@ async fn soak_sessions_and_connections() {
         totals[0] > 0 && totals[1] > 0 && totals[2] > 0,
         "{totals:?}"
     );
-    assert_eq!(host.open_sessions(), 0);
+    assert_eq!(host.live_sessions(), 0);
     assert_eq!(host.calls_in_flight(), 0);
 
     assert!(

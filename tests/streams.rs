@@ -316,7 +316,7 @@ async fn revocation_ends_streams() {
     assert_eq!(legacy.next_event().await, None);
     assert_eq!(modern.next_event().await, None);
     assert!(!notifier.is_live());
-    assert_eq!(fx.host.open_sessions(), 0);
+    assert_eq!(fx.host.live_sessions(), 0);
 }
 
 /// A graceful shutdown answers each subscription (its listen request's
@@ -332,7 +332,7 @@ async fn graceful_shutdown_ends_streams() {
     let started = std::time::Instant::now();
     let shutdown = tokio::spawn({
         let host = fx.host.clone();
-        async move { host.shutdown_graceful(Duration::from_secs(30)).await }
+        async move { host.shutdown_within(Duration::from_secs(30)).await }
     });
     let end = event_json(&modern.next_event().await.unwrap());
     let server = json!({"name": "tools", "version": env!("CARGO_PKG_VERSION")});
@@ -460,6 +460,6 @@ async fn streams_leave_nothing_behind() {
         host_sockets(addr.port()) <= before
     })
     .await;
-    assert_eq!(fx.host.open_sessions(), 0);
+    assert_eq!(fx.host.live_sessions(), 0);
     assert_eq!(fx.host.calls_in_flight(), 0);
 }

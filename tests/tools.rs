@@ -2,6 +2,9 @@
 
 mod support;
 
+use std::sync::Arc;
+
+use embacle_tool_host::{Tool, ToolHostConfig, ToolSurface};
 use serde_json::json;
 use support::*;
 
@@ -242,5 +245,34 @@ async fn concurrent_sessions_are_isolated() {
     }
     assert_eq!((a.surface.calls(), a.session().calls_served()), (10, 10));
     assert_eq!((b_surface.calls(), b.calls_served()), (0, 0));
-    assert_eq!(a.host.open_sessions(), 2);
+    assert_eq!(a.host.live_sessions(), 2);
+}
+
+/// A surface that implements neither `call` nor `call_with` (the trait
+/// cannot require one of the two) fails each call with JSON-RPC `-32603`
+/// saying so, and the host goes on serving.
+#[tokio::test]
+async fn a_surface_without_a_call_fails_each_call_and_says_why() {
+    struct ListOnly(Arc<[Tool]>);
+    impl ToolSurface for ListOnly {
+        async fn list_tools(&self) -> Arc<[Tool]> {
+            Arc::clone(&self.0)
+        }
+    }
+    let tool = Tool::new("lonely", "Has no call.", json!({"type": "object"})).unwrap();
+    let fx = Fixture::serving(
+        ToolHostConfig::default(),
+        Arc::new(ListOnly(vec![tool].into())),
+    )
+    .await;
+    let r = fx.call(1, "lonely", json!({})).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["error"]["code"], -32603);
+    assert!(
+        r.error_message()
+            .contains("implements neither ToolSurface::call nor call_with"),
+        "{}",
+        r.error_message()
+    );
+    assert_eq!(fx.ping().await.status, 200);
 }

@@ -232,7 +232,7 @@ impl ToolSession {
     /// let surface = StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?;
     /// let session = host.open_session(Arc::new(surface))?;
     /// assert_eq!(session.close().await, 0);
-    /// assert_eq!(host.open_sessions(), 0);
+    /// assert_eq!(host.live_sessions(), 0);
     /// # Ok(())
     /// # }
     /// ```

@@ -32,10 +32,6 @@ use crate::surface::progress::Progress;
 ///         Arc::clone(&self.0)
 ///     }
 ///
-///     async fn call(&self, _name: &str, _arguments: &Value) -> ToolOutcome {
-///         unreachable!("call_with is overridden")
-///     }
-///
 ///     fn may_log(&self) -> bool {
 ///         true
 ///     }

@@ -13,7 +13,10 @@ use crate::{Tool, ToolCall, ToolOutcome};
 /// Both halves are asked **on every request**: `tools/list` calls
 /// [`list_tools`](Self::list_tools), and `tools/call` first asks
 /// [`is_visible`](Self::is_visible) and, only if the tool is visible right
-/// now, calls [`call`](Self::call). So a tool withdrawn mid-session vanishes
+/// now, runs it. A surface implements [`list_tools`](Self::list_tools) and
+/// one of the two ways to run a tool: [`call`](Self::call) (the name and
+/// arguments) or [`call_with`](Self::call_with) (the call's full context:
+/// progress, logging, cancellation). So a tool withdrawn mid-session vanishes
 /// from the next listing and stops being callable, without reopening the
 /// session; a call to it is answered with JSON-RPC `-32602` and never reaches
 /// `call`. The host keeps no copy of the list between requests.
@@ -99,7 +102,19 @@ pub trait ToolSurface: Send + Sync + 'static {
     /// schema: check them and answer [`ToolOutcome::refused`] with a readable
     /// reason, so the model can correct itself (MCP 2025-11-25 wants argument
     /// errors reported that way, not as protocol errors).
-    fn call(&self, name: &str, arguments: &Value) -> impl Future<Output = ToolOutcome> + Send;
+    ///
+    /// Implement this or [`call_with`](Self::call_with). The default, for a
+    /// surface that implements `call_with`, is never reached through the
+    /// host; a surface that implements neither fails every call (JSON-RPC
+    /// `-32603`) with a message saying so. (Stable Rust cannot require "one
+    /// of the two", and the default cannot forward to `call_with`, whose own
+    /// default forwards here.)
+    fn call(&self, name: &str, arguments: &Value) -> impl Future<Output = ToolOutcome> + Send {
+        let _ = arguments;
+        std::future::ready(ToolOutcome::failed(format!(
+            "tool {name}: the surface implements neither ToolSurface::call nor call_with"
+        )))
+    }
 
     /// Runs a call with its full context: progress reporting and the
     /// cancellation signal (see [`ToolCall`]). This is what the host
