@@ -283,7 +283,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let session = host.open_session(Arc::clone(&surface))?;
     let _ = surface.notifier.set(session.list_changed_notifier());
-    println!("{}", session.mcp_servers().to_json());
+    println!("{}", session.mcp_servers().to_value());
     eprintln!(
         "conformance fixture on {}; Ctrl-C or SIGTERM to stop",
         host.local_addr()

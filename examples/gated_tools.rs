@@ -101,7 +101,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     //    stays here: the notifier never keeps the session alive.
     let session = host.open_session(Arc::clone(&interview))?;
     let _ = interview.notifier.set(session.list_changed_notifier());
-    println!("{}", session.mcp_servers().to_json());
+    println!("{}", session.mcp_servers().to_value());
     eprintln!(
         "serving {} on http://{}/mcp; Ctrl-C to stop",
         session.session_id(),

@@ -109,7 +109,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 3. Open one session. Its mcpServers JSON is the first stdout line.
     let session = host.open_session(Arc::new(surface))?;
-    println!("{}", session.mcp_servers().to_json());
+    println!("{}", session.mcp_servers().to_value());
     eprintln!(
         "serving {} on http://{}/mcp (bearer in the mcpServers line above); Ctrl-C to stop",
         session.session_id(),

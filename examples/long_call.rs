@@ -69,7 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let session = host.open_session(Arc::new(Crawler {
         tools: vec![crawl].into(),
     }))?;
-    println!("{}", session.mcp_servers().to_json());
+    println!("{}", session.mcp_servers().to_value());
     eprintln!(
         "serving crawl on http://{}/mcp; Ctrl-C to stop",
         host.local_addr()

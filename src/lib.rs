@@ -28,8 +28,12 @@
 //!     args.get("text").cloned().ok_or("`text` is required")
 //! })?;
 //! let session = host.open_session(Arc::new(surface))?; // a guard, not an id
-//! let servers = session.mcp_servers(); // the ACP mcpServers entries for session/new
-//! assert!(servers.to_json().starts_with(r#"[{"type":"http","name":"dravr","url":"http://127.0.0.1:"#));
+//! // The ACP mcpServers array for session/new, once the agent's initialize
+//! // result says it takes an http MCP server.
+//! let initialize_result = json!({"protocolVersion": 1,
+//!     "agentCapabilities": {"mcpCapabilities": {"http": true}}});
+//! let servers = session.mcp_servers().for_acp_agent(&initialize_result)?;
+//! assert_eq!(servers[0]["name"], "dravr");
 //! // ... the agent runs its turn and calls tools ...
 //! drop(session); // the bearer is revoked at this instant
 //! # Ok(())

@@ -58,7 +58,7 @@ use crate::state::{SessionId, SessionState, Shared};
 /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
 /// // error[E0716]: temporary value dropped while borrowed
 /// let servers = host.open_session(surface)?.mcp_servers();
-/// println!("{}", servers.to_json());
+/// println!("{}", servers.to_value());
 /// # Ok(()) }
 /// ```
 ///
@@ -88,7 +88,7 @@ use crate::state::{SessionId, SessionState, Shared};
 /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
 /// let session = host.open_session(surface)?;
 /// let servers = session.mcp_servers();
-/// println!("{}", servers.to_json());
+/// println!("{}", servers.to_value());
 /// # Ok(()) }
 /// ```
 ///
@@ -122,8 +122,8 @@ impl ToolSession {
     /// The entries borrow the session, so they cannot outlive the bearer
     /// they carry by accident. To keep the JSON past that borrow (to send
     /// it from another task, say), take it out explicitly with
-    /// [`McpServers::to_json`] or [`McpServers::to_value`]: the bearer in it
-    /// still dies when this guard drops.
+    /// [`McpServers::for_acp_agent`] or [`McpServers::to_value`]: the bearer
+    /// in it still dies when this guard drops.
     pub fn mcp_servers(&self) -> McpServers<'_> {
         let url = format!("http://{}/mcp", self.shared.url_authority);
         McpServers {
@@ -282,7 +282,20 @@ impl fmt::Debug for ToolSession {
 /// The ACP `mcpServers` list for one session (see
 /// [`ToolSession::mcp_servers`]).
 ///
-/// [`to_json`](Self::to_json) gives the exact JSON ACP `session/new` takes:
+/// One way for each use:
+///
+/// - **An ACP agent's `session/new`**: [`for_acp_agent`](Self::for_acp_agent),
+///   given the agent's `initialize` result: the array, once the agent's
+///   capabilities say it takes an `http` MCP server (an error otherwise,
+///   rather than an entry the agent would drop in silence).
+/// - **An agent that reads a config file**:
+///   [`config_for`](Self::config_for), or
+///   [`ToolSession::write_mcp_config`] to write it.
+/// - **Anything else** (printing it for a person or a script, a client
+///   that is not an ACP agent): [`to_value`](Self::to_value), the same
+///   array unchecked; [`entries`](Self::entries) for the parts.
+///
+/// The array, as JSON text:
 ///
 /// ```json
 /// [{"type":"http","name":"tools","url":"http://127.0.0.1:PORT/mcp",
@@ -307,38 +320,10 @@ impl McpServers<'_> {
         &self.entries
     }
 
-    /// The list as ACP JSON text: compact, members in the order above.
-    pub fn to_json(&self) -> String {
-        let quoted = |s: &str| serde_json::Value::from(s).to_string();
-        let mut out = String::from("[");
-        for (i, entry) in self.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str("{\"type\":\"http\",\"name\":");
-            out.push_str(&quoted(&entry.name));
-            out.push_str(",\"url\":");
-            out.push_str(&quoted(&entry.url));
-            out.push_str(",\"headers\":[");
-            for (j, h) in entry.headers.iter().enumerate() {
-                if j > 0 {
-                    out.push(',');
-                }
-                out.push_str("{\"name\":");
-                out.push_str(&quoted(&h.name));
-                out.push_str(",\"value\":");
-                out.push_str(&quoted(&h.value));
-                out.push('}');
-            }
-            out.push_str("]}");
-        }
-        out.push(']');
-        out
-    }
-
-    /// The list as a JSON value, to embed in a `session/new` request.
-    /// (A `serde_json` map orders its keys alphabetically; the content is
-    /// the same as [`to_json`](Self::to_json)'s.)
+    /// The array as a JSON value, not checked against any agent: for uses
+    /// other than an ACP agent's `session/new`, which takes
+    /// [`for_acp_agent`](Self::for_acp_agent)'s. Its text is
+    /// `to_value().to_string()`.
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::Value::Array(self.entries.iter().map(McpServer::to_value).collect())
     }

@@ -23,7 +23,6 @@ use crate::surface::progress::Progress;
 /// ```
 /// use std::sync::Arc;
 /// use embacle_tool_host::{LogLevel, Tool, ToolCall, ToolOutcome, ToolSurface};
-/// use serde_json::Value;
 ///
 /// struct Indexer(Arc<[Tool]>);
 ///
