@@ -43,8 +43,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use embacle_tool_host::{
-    ContentBlock, EmbeddedResource, ListChangedNotifier, LogLevel, Tool, ToolCall, ToolHost,
-    ToolHostConfig, ToolOutcome, ToolSurface,
+    EmbeddedResource, ListChangedNotifier, LogLevel, Tool, ToolCall, ToolHost, ToolHostConfig,
+    ToolOutcome, ToolSurface,
 };
 use serde_json::{json, Value};
 
@@ -183,13 +183,15 @@ impl ToolSurface for Fixture {
             "test_simple_text" => ToolOutcome::text("This is a simple text response for testing."),
             "test_image_content" => ToolOutcome::image(PNG, "image/png"),
             "test_audio_content" => ToolOutcome::audio(WAV, "audio/wav"),
-            "test_embedded_resource" => ToolOutcome::blocks([ContentBlock::resource(
-                EmbeddedResource::text(
-                    "test://embedded-resource",
-                    "This is an embedded resource content.",
+            "test_embedded_resource" => ToolOutcome::builder()
+                .resource(
+                    EmbeddedResource::text(
+                        "test://embedded-resource",
+                        "This is an embedded resource content.",
+                    )
+                    .mime_type("text/plain"),
                 )
-                .mime_type("text/plain"),
-            )]),
+                .build(),
             "test_multiple_content_types" => ToolOutcome::builder()
                 .text("Multiple content types test:")
                 .image(PNG, "image/png")

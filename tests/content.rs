@@ -53,7 +53,7 @@ impl ToolSurface for Blocks {
         match name {
             "image" => ToolOutcome::image(PNG, "image/png"),
             "audio" => ToolOutcome::audio(WAV, "audio/wav"),
-            "link" => ToolOutcome::blocks([ContentBlock::resource_link(link())]),
+            "link" => ToolOutcome::builder().resource_link(link()).build(),
             "resources" => ToolOutcome::builder()
                 .resource(
                     EmbeddedResource::text("test://notes.md", "# Notes").mime_type("text/markdown"),

@@ -35,7 +35,7 @@ use crate::util::base64;
 /// let png = vec![0x89, b'P', b'N', b'G'];
 /// let chart = ContentBlock::image(png, "image/png")
 ///     .with_annotations(Annotations::new().audience([Role::User]).priority(0.8));
-/// let outcome = ToolOutcome::blocks([ContentBlock::text("sales by month:"), chart]);
+/// let outcome = ToolOutcome::builder().text("sales by month:").block(chart).build();
 /// assert!(outcome.is_success());
 /// ```
 #[derive(Clone, PartialEq)]

@@ -15,9 +15,13 @@ use crate::tool::content::{ContentBlock, EmbeddedResource, ResourceLink};
 ///
 /// | outcome | on the wire | who reads it |
 /// |---|---|---|
-/// | **success** ([`text`](Self::text), [`json`](Self::json), [`image`](Self::image), [`blocks`](Self::blocks), [`builder`](Self::builder), …) | a `tools/call` result | the model |
-/// | **refused** ([`refused`](Self::refused), [`refused_with`](Self::refused_with), [`OutcomeBuilder::refused`]) | a result with `isError: true` and the reason as text | the model, which can adapt: fix its arguments, try another tool, tell the user |
+/// | **success** ([`text`](Self::text), [`json`](Self::json), [`image`](Self::image), [`audio`](Self::audio), or [`builder`](Self::builder) for anything else) | a `tools/call` result | the model |
+/// | **refused** ([`refused`](Self::refused), or [`builder`](Self::builder) and [`OutcomeBuilder::refused`]) | a result with `isError: true` and the reason as text | the model, which can adapt: fix its arguments, try another tool, tell the user |
 /// | **failed** ([`failed`](Self::failed)) | a JSON-RPC error, code `-32603` | the agent, not the model: the host could not run the tool |
+///
+/// One rule builds them: a result of one block has a shorthand
+/// (`text`, `json`, `image`, `audio`, `refused`); anything else is
+/// [`builder`](Self::builder).
 ///
 /// A `Result<Value, E>` cannot say this: its `Err` would have to mean either
 /// "the tool ran and declined" (a quota, a guard, a policy — information the
@@ -78,11 +82,6 @@ impl ToolOutcome {
         Self::builder().json(json).build()
     }
 
-    /// Success with both: the text first, then the JSON.
-    pub fn text_and_json(text: impl Into<String>, json: Value) -> Self {
-        Self::builder().text(text).json(json).build()
-    }
-
     /// Success with one image: its bytes and MIME type (`image/png`, …).
     pub fn image(data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
         Self::builder().image(data, mime_type).build()
@@ -91,14 +90,6 @@ impl ToolOutcome {
     /// Success with one audio block: its bytes and MIME type (`audio/wav`, …).
     pub fn audio(data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
         Self::builder().audio(data, mime_type).build()
-    }
-
-    /// Success with these content blocks, in order.
-    pub fn blocks(blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
-        blocks
-            .into_iter()
-            .fold(Self::builder(), OutcomeBuilder::block)
-            .build()
     }
 
     /// A builder for a result of several blocks, a success or a refusal.
@@ -130,14 +121,6 @@ impl ToolOutcome {
         Self::builder().text(reason).refused()
     }
 
-    /// A refusal with a structured payload besides the reason, such as when
-    /// a quota resets. The payload is served like a [`json`](Self::json)
-    /// result: as compact JSON text after the reason, and as
-    /// `structuredContent` where the revision allows its shape.
-    pub fn refused_with(reason: impl Into<String>, details: Value) -> Self {
-        Self::builder().text(reason).json(details).refused()
-    }
-
     /// The host could not run the tool. The client receives a JSON-RPC
     /// internal error (`-32603`) whose message carries `message`, and no
     /// content for the model.
@@ -161,8 +144,7 @@ impl ToolOutcome {
         )
     }
 
-    /// True for [`refused`](Self::refused), [`refused_with`](Self::refused_with)
-    /// and [`OutcomeBuilder::refused`].
+    /// True for [`refused`](Self::refused) and [`OutcomeBuilder::refused`].
     pub fn is_refused(&self) -> bool {
         matches!(self.kind, OutcomeKind::Result { is_error: true, .. })
     }
@@ -439,7 +421,10 @@ mod tests {
                 json!({"content": [{"type": "text", "text": "[1,2]"}]}),
             ),
             (
-                ToolOutcome::text_and_json("two", json!({"n": 2})),
+                ToolOutcome::builder()
+                    .text("two")
+                    .json(json!({"n": 2}))
+                    .build(),
                 json!({
                     "content": [
                         {"type": "text", "text": "two"},
@@ -453,7 +438,10 @@ mod tests {
                 json!({"content": [{"type": "text", "text": "quota"}], "isError": true}),
             ),
             (
-                ToolOutcome::refused_with("quota", json!({"resetsIn": 60})),
+                ToolOutcome::builder()
+                    .text("quota")
+                    .json(json!({"resetsIn": 60}))
+                    .refused(),
                 json!({
                     "content": [
                         {"type": "text", "text": "quota"},
@@ -516,7 +504,7 @@ mod tests {
                 "isError": true,
             })
         );
-        let empty = ToolOutcome::blocks([]);
+        let empty = ToolOutcome::builder().build();
         assert_eq!(result(&empty, LEGACY), json!({"content": []}));
         // A value no block mirrors: carried where the revision can, else
         // sent as text, never lost.

@@ -177,7 +177,10 @@ impl ToolSurface for RecordingSurface {
                 Some(Value::String(text)) => ToolOutcome::text(text.clone()),
                 _ => ToolOutcome::refused("`text` must be a string"),
             },
-            "refuse" => ToolOutcome::refused_with(REFUSAL, refusal_payload()),
+            "refuse" => ToolOutcome::builder()
+                .text(REFUSAL)
+                .json(refusal_payload())
+                .refused(),
             "fail" => ToolOutcome::failed("backend unavailable"),
             "panic" => panic!("the panic tool panics"),
             "slow" => {
