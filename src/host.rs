@@ -75,8 +75,6 @@ pub struct ToolHost {
 /// Owned by the `ToolHost` clones only; dropping the last one stops the host.
 struct HostHandle {
     shared: Arc<Shared>,
-    #[cfg(feature = "bench-internals")]
-    config: ToolHostConfig,
     local_addr: SocketAddr,
     stop: watch::Sender<Stop>,
     /// Becomes true when the accept loop and every connection have ended.
@@ -112,16 +110,13 @@ impl ToolHost {
             .await
             .map_err(Error::bind)?;
         let local_addr = listener.local_addr().map_err(Error::bind)?;
-        let shared = Arc::new(Shared::new(&config, local_addr));
+        let shared = Arc::new(Shared::new(config, local_addr));
         let (stop_tx, stop_rx) = watch::channel(Stop::Running);
         let (stopped_tx, stopped_rx) = watch::channel(false);
         let (drained_tx, drained_rx) = watch::channel(true);
-        #[cfg(feature = "bench-internals")]
-        let accept_config = config.clone();
         let accept = AcceptLoop {
             listener,
             shared: Arc::clone(&shared),
-            config,
             stop: stop_rx,
             stopped: stopped_tx,
             drained: drained_tx,
@@ -130,8 +125,6 @@ impl ToolHost {
         Ok(Self {
             inner: Arc::new(HostHandle {
                 shared,
-                #[cfg(feature = "bench-internals")]
-                config: accept_config,
                 local_addr,
                 stop: stop_tx,
                 stopped: stopped_rx,
@@ -223,7 +216,7 @@ impl ToolHost {
     /// The config the host was bound with (for `bench_support`).
     #[cfg(feature = "bench-internals")]
     pub(crate) fn config(&self) -> &ToolHostConfig {
-        &self.inner.config
+        &self.inner.shared.config
     }
 
     /// Asks the accept loop to stop; an earlier or harder request wins.
@@ -259,9 +252,6 @@ impl fmt::Debug for ToolHost {
 struct AcceptLoop {
     listener: TcpListener,
     shared: Arc<Shared>,
-    /// For each connection's HTTP/1.1 settings, `write_stall_timeout`
-    /// and `max_connections`.
-    config: ToolHostConfig,
     stop: watch::Receiver<Stop>,
     stopped: watch::Sender<bool>,
     drained: watch::Sender<bool>,
@@ -271,7 +261,7 @@ impl AcceptLoop {
     async fn run(mut self) {
         // Every connection holds a slot (see `conn/admission.rs`); when every
         // connection task has ended, so has the host.
-        let admission = Arc::new(Admission::new(self.config.max_connections));
+        let admission = Arc::new(Admission::new(self.shared.config.max_connections));
         let drain = GracefulShutdown::new();
         // Raised to close every connection at once (Stop::Now, or a drain
         // past its deadline).
@@ -341,8 +331,8 @@ impl AcceptLoop {
         // Tool calls are small request/response exchanges: send each
         // response as soon as it is written.
         let _ = stream.set_nodelay(true);
-        let connection = connection_builder(&self.config).serve_connection(
-            guarded_io(stream, &self.config),
+        let connection = connection_builder(&self.shared.config).serve_connection(
+            guarded_io(stream, &self.shared.config),
             connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
         );
         let connection = drain.watch(connection);
@@ -353,7 +343,7 @@ impl AcceptLoop {
         // connection — several times a request; apart, they are polled only
         // when one of them fires (the timeout at most once per timeout).
         let mut served = tokio::spawn(connection);
-        let header_read_timeout = self.config.header_read_timeout;
+        let header_read_timeout = self.shared.config.header_read_timeout;
         tokio::spawn(async move {
             {
                 // Only which side won is kept, and the stop futures end

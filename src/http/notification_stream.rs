@@ -239,7 +239,7 @@ mod tests {
 
     fn session() -> (Arc<Shared>, Lease) {
         let config = ToolHostConfig::default();
-        let shared = Arc::new(Shared::new(&config, "127.0.0.1:4321".parse().unwrap()));
+        let shared = Arc::new(Shared::new(config, "127.0.0.1:4321".parse().unwrap()));
         let (_, bearer) = shared.open_session(Arc::new(Changing)).unwrap();
         let lease = Lease::acquire(&shared, &bearer).unwrap();
         (shared, lease)

@@ -140,7 +140,7 @@ async fn serve_checked(
             return Err(Rejection::OtherUser);
         }
     }
-    let limit = shared.connections_per_session;
+    let limit = shared.config.connections_per_session();
     if !connection.authenticate(&lease.session.connections, limit) {
         return Err(Rejection::SessionFull);
     }
@@ -211,7 +211,7 @@ fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejec
             Ok(response)
         }
         Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(
-            Box::new(SseCall::new(*call, shared.sse_keep_alive)),
+            Box::new(SseCall::new(*call, shared.config.sse_keep_alive)),
             None,
         ))),
         Reply::Listen(subscription) => Ok(notification_stream(shared, *subscription)),
@@ -240,9 +240,9 @@ fn open_legacy_stream(
     match mcp::legacy_stream(lease, Arc::clone(audience)) {
         Ok(subscription) => Ok(notification_stream(shared, subscription)),
         Err(StreamRefused::NotOffered) => Err(Rejection::MethodNotAllowed { get }),
-        Err(StreamRefused::TooMany) => {
-            Err(Rejection::TooManyStreams(shared.max_streams_per_session))
-        }
+        Err(StreamRefused::TooMany) => Err(Rejection::TooManyStreams(
+            shared.config.max_streams_per_session,
+        )),
         Err(StreamRefused::Revoked) => Err(Rejection::Unauthorized),
     }
 }
@@ -278,7 +278,7 @@ fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<
     let stream = NotificationStream::new(
         subscription,
         Arc::clone(&shared.streams_end),
-        shared.sse_keep_alive,
+        shared.config.sse_keep_alive,
     );
     event_stream(ResponseBody::Notifications(Box::new(stream), None))
 }
@@ -346,14 +346,14 @@ async fn read_body(
     content_length: Header<'_>,
     body: Incoming,
 ) -> Result<Bytes, Rejection> {
-    let limit = shared.max_body_bytes;
+    let limit = shared.config.max_body_bytes;
     if declared_length(content_length).is_some_and(|n| n > limit as u64) {
         return Err(Rejection::PayloadTooLarge);
     }
     let read = request_body::read_whole(body, limit);
     // The limit runs from the first time the body is found incomplete,
     // right after its head: a body that came with its head needs no timer.
-    let body = match waiting_at_most(shared.body_read_timeout, read).await {
+    let body = match waiting_at_most(shared.config.body_read_timeout, read).await {
         Some(Ok(body)) => body,
         Some(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
         // The client broke the body off; whatever we answer goes nowhere.
@@ -361,7 +361,7 @@ async fn read_body(
         None => return Err(Rejection::BodyTimeout),
     };
     // A body too short to be charged past the limit skips the scan.
-    let limit = shared.max_parsed_bytes;
+    let limit = shared.config.max_parsed_bytes;
     if json_scan::may_exceed(body.len(), limit) && json_scan::parsed_size_bound(&body) > limit {
         return Err(Rejection::ParsedTooLarge);
     }

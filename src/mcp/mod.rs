@@ -176,7 +176,7 @@ enum Handled {
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     if body.trim_ascii_start().starts_with(b"[") {
-        if let Err(error) = admit_batch(request, body, lease.shared.max_batch_len) {
+        if let Err(error) = admit_batch(request, body, lease.shared.config.max_batch_len) {
             return Reply::malformed(&error);
         }
         // Batches are legacy only: one that names an ended session runs
@@ -465,7 +465,7 @@ fn initialize(
     let minted = session.mcp_sessions.mint(
         version,
         &session.list_changes,
-        lease.shared.max_mcp_sessions_per_session,
+        lease.shared.config.max_mcp_sessions_per_session,
     );
     Handled::Initialized(minted)
 }

@@ -82,7 +82,7 @@ pub(crate) fn legacy_stream(
 fn open_slot(lease: &Lease, audience: Arc<Audience>) -> Result<StreamSlot, StreamRefused> {
     let changes = &lease.session.list_changes;
     changes
-        .open_stream(lease.shared.max_streams_per_session, audience)
+        .open_stream(lease.shared.config.max_streams_per_session, audience)
         .ok_or_else(|| match changes.is_revoked() {
             true => StreamRefused::Revoked,
             false => StreamRefused::TooMany,
@@ -144,7 +144,7 @@ pub(super) fn listen(
         let slot = match open_slot(lease, audience) {
             Ok(slot) => slot,
             Err(StreamRefused::TooMany) => {
-                let error = too_many_streams(lease.shared.max_streams_per_session);
+                let error = too_many_streams(lease.shared.config.max_streams_per_session);
                 jsonrpc::write_error(out, Some(respond.id), &error);
                 return Handled::Wrote(ReplyClass::TooManyStreams);
             }

@@ -422,7 +422,7 @@ async fn invoke(
     };
     let invocation = FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
     // The limit counts from the call's first wait, as it always has.
-    let limit = lease.shared.call_timeout;
+    let limit = lease.shared.config.call_timeout;
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below, as when it ran inside the race.
     let outcome = {

@@ -11,7 +11,6 @@ use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::auth::Bearer;
 use crate::auth::{RevocationSlab, SlotRef};
@@ -40,18 +39,12 @@ pub(crate) struct Shared {
     /// Accepted `Origin` values, lower case: the listener's own and the
     /// config's.
     allowed_origins: Vec<String>,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) max_batch_len: usize,
-    pub(crate) max_parsed_bytes: usize,
-    pub(crate) body_read_timeout: Duration,
-    pub(crate) call_timeout: Option<Duration>,
-    pub(crate) sse_keep_alive: Duration,
-    pub(crate) max_streams_per_session: usize,
-    pub(crate) connections_per_session: usize,
+    /// The config the host was bound with (validated); its limits are read
+    /// from here, the one copy.
+    pub(crate) config: ToolHostConfig,
     /// The uid of the host's listener, when connections of other users are
     /// refused (`conn/peer_user.rs`).
     pub(crate) peer_user: Option<u32>,
-    pub(crate) max_mcp_sessions_per_session: usize,
     /// Raised at shutdown: every notification stream ends.
     pub(crate) streams_end: Arc<Latch>,
     /// Tool calls running right now, across sessions (see `in_flight.rs`).
@@ -62,7 +55,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// The state of a host listening at `local_addr` with `config` (already
     /// validated).
-    pub(crate) fn new(config: &ToolHostConfig, local_addr: SocketAddr) -> Self {
+    pub(crate) fn new(config: ToolHostConfig, local_addr: SocketAddr) -> Self {
         let (url_authority, allowed_hosts) = loopback_names(local_addr);
         let mut allowed_origins: Vec<String> = allowed_hosts
             .iter()
@@ -82,19 +75,11 @@ impl Shared {
             url_authority,
             allowed_hosts,
             allowed_origins,
-            max_body_bytes: config.max_body_bytes,
-            max_batch_len: config.max_batch_len,
-            max_parsed_bytes: config.max_parsed_bytes,
-            body_read_timeout: config.body_read_timeout,
-            call_timeout: config.call_timeout,
-            sse_keep_alive: config.sse_keep_alive,
-            max_streams_per_session: config.max_streams_per_session,
-            connections_per_session: config.connections_per_session(),
             peer_user: config
                 .refuse_other_users
                 .then(|| crate::conn::listener_uid(local_addr))
                 .flatten(),
-            max_mcp_sessions_per_session: config.max_mcp_sessions_per_session,
+            config,
             streams_end: Arc::default(),
             calls_running: AtomicUsize::new(0),
             next_session_id: AtomicU64::new(1),

@@ -93,7 +93,7 @@ struct Fixture {
 }
 
 fn fixture_with(config: ToolHostConfig) -> Fixture {
-    let shared = Arc::new(Shared::new(&config, "127.0.0.1:4321".parse().unwrap()));
+    let shared = Arc::new(Shared::new(config, "127.0.0.1:4321".parse().unwrap()));
     let (session, bearer) = shared.open_session(Arc::new(TestSurface::new())).unwrap();
     let lease = Lease::acquire(&shared, &bearer).expect("a fresh bearer is live");
     Fixture {
