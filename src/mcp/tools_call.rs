@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -18,8 +17,6 @@ use crate::state::FirstPoll;
 use crate::state::Lease;
 use crate::state::{APPLY_WAIT, DELIVERY_WAIT, RELIST_WAIT};
 use crate::surface::CallEvents;
-use crate::surface::Logger;
-use crate::surface::Progress;
 use crate::surface::{CancelSignal, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
@@ -74,14 +71,7 @@ pub(super) async fn tools_call(
         };
         Handled::Stream(Box::new(streamed(lease.clone(), id, call, era, events)))
     } else {
-        let handles = (Progress::default(), Logger::default());
-        match run(lease, &id, &call, era, &handles, out).await {
-            CallEnd::Answered => Handled::Wrote(ReplyClass::Answer),
-            CallEnd::Revoked => Handled::Revoked,
-            // The POST still needs an HTTP answer: it gets what a message
-            // without a response gets (202, no body).
-            CallEnd::Cancelled => Handled::Silent,
-        }
+        run(lease, &id, &call, era, None, out).await
     }
 }
 
@@ -108,23 +98,18 @@ fn streamed(
     era: Era,
     events: Arc<CallEvents>,
 ) -> StreamedCall {
-    let progress = Progress {
-        events: events.progress_token.is_some().then(|| Arc::clone(&events)),
-    };
-    let logger = Logger {
-        events: events.log_threshold.is_some().then(|| Arc::clone(&events)),
-    };
+    let call_events = Arc::clone(&events);
     let run = async move {
         let mut out = Vec::with_capacity(256);
-        match run(&lease, &id, &call, era, &(progress, logger), &mut out).await {
-            CallEnd::Answered => Some(out),
+        match run(&lease, &id, &call, era, Some(&call_events), &mut out).await {
+            Handled::Wrote(_) => Some(out),
             // The response head is already sent: say it in the stream.
-            CallEnd::Revoked => {
+            Handled::Revoked => {
                 let error = ErrorObject::new(code::INVALID_REQUEST, "the session was revoked");
                 jsonrpc::write_error(&mut out, Some(&id), &error);
                 Some(out)
             }
-            CallEnd::Cancelled => None,
+            _ => None,
         }
     };
     StreamedCall {
@@ -161,8 +146,10 @@ impl From<ErrorObject> for Refusal {
     }
 }
 
-/// The checks, in order: the params' shape, the tool's visibility, and in
-/// the modern era the `Mcp-Param-*` headers.
+/// The checks, in order: the params' shape, then the tool's visibility:
+/// in the legacy era by `is_visible`; in 2026-07-28 by finding the tool in
+/// the live list, whose `x-mcp-header` bindings the `Mcp-Param-*` headers
+/// are then checked against (one listing answers both).
 async fn check<'a>(
     lease: &Lease,
     params: Option<Params<'a>>,
@@ -170,14 +157,16 @@ async fn check<'a>(
     headers: ParamHeaders<'_>,
 ) -> Result<CheckedCall<'a>, Refusal> {
     let call = check_shape(params, era)?;
-    let visible = CatchUnwind::new(lease.session.surface.is_visible(&call.name))
-        .await
-        .map_err(|_| surface_panicked())?;
-    if !visible {
-        return Err(unknown_tool(&call.name).into());
-    }
-    if let Era::Modern(_) = era {
-        check_param_headers(lease, &call, headers).await?;
+    match era {
+        Era::Legacy(_) => {
+            let visible = CatchUnwind::new(lease.session.surface.is_visible(&call.name))
+                .await
+                .map_err(|_| surface_panicked())?;
+            if !visible {
+                return Err(unknown_tool(&call.name).into());
+            }
+        }
+        Era::Modern(_) => check_param_headers(lease, &call, headers).await?,
     }
     Ok(call)
 }
@@ -249,11 +238,10 @@ fn requested_log_level(meta: &Map<String, Value>) -> Result<Option<LogLevel>, Er
     }
 }
 
-/// 2026-07-28: the `Mcp-Param-*` headers mirror the tool's `x-mcp-header`
-/// arguments. The tool is looked up in the live list, whose schema is the
-/// one the client built its headers from; a tool `is_visible` admits but
-/// the list lacks is unknown, as a tool the model cannot see must be. A
-/// header that does not mirror its argument is a 400 `-32020`.
+/// 2026-07-28: the tool is visible when the live list has it (whose schema
+/// is the one the client built its headers from), and the `Mcp-Param-*`
+/// headers mirror its `x-mcp-header` arguments. A tool the list lacks is
+/// unknown; a header that does not mirror its argument is a 400 `-32020`.
 async fn check_param_headers(
     lease: &Lease,
     call: &CheckedCall<'_>,
@@ -273,25 +261,19 @@ async fn check_param_headers(
     })
 }
 
-/// How running a call ended.
-enum CallEnd {
-    /// A complete response (result or error) was written.
-    Answered,
-    /// The bearer died before the surface could be invoked; nothing written.
-    Revoked,
-    /// The call was cancelled (by the client or by revocation); nothing written.
-    Cancelled,
-}
-
-/// Runs a checked call and writes its response.
+/// Runs a checked call and writes its response: `Wrote` a complete
+/// response (a result or an error); `Revoked` when the bearer died before
+/// the surface could be invoked, and `Silent` when the call was cancelled,
+/// both with nothing written. A cancelled POST still needs an HTTP answer:
+/// it gets what a message without a response gets (202, no body).
 async fn run(
     lease: &Lease,
     id: &Value,
     call: &CheckedCall<'_>,
     era: Era,
-    handles: &(Progress, Logger),
+    events: Option<&Arc<CallEvents>>,
     out: &mut Vec<u8>,
-) -> CallEnd {
+) -> Handled {
     let respond = Respond {
         id,
         era,
@@ -300,7 +282,7 @@ async fn run(
     let name = &call.name;
     let changes = &lease.session.list_changes;
     let before = changes.generation();
-    let invocation = invoke(lease, id, call, handles).await;
+    let invocation = invoke(lease, id, call, events).await;
     // A list change the tool signalled goes out on the session's streams
     // before its result does (see `state/list_changed.rs`), so an agent that
     // reads the notice first re-lists before its next model request.
@@ -308,33 +290,20 @@ async fn run(
     if after != before && changes.has_streams() {
         announce_before_result(lease, after).await;
     }
-    let error = match invocation {
-        Invocation::Revoked => return CallEnd::Revoked,
-        Invocation::Cancelled => return CallEnd::Cancelled,
-        Invocation::Answered(outcome) => match outcome.failure_message() {
-            None => {
-                let outcome = keep_output_schema_promise(lease, name, era, outcome);
-                respond.result(out, ResultKind::Plain, |out| {
-                    outcome.write_members(out, era)
-                });
-                return CallEnd::Answered;
-            }
-            Some(message) => ErrorObject::new(
-                code::INTERNAL_ERROR,
-                format!("tool {name} failed: {message}"),
-            ),
-        },
-        Invocation::Panicked => {
-            ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} panicked"))
+    match invocation {
+        Invocation::Revoked => return Handled::Revoked,
+        Invocation::Cancelled => return Handled::Silent,
+        Invocation::Answered(outcome) => {
+            let outcome = keep_output_schema_promise(lease, name, era, outcome);
+            respond.result(out, ResultKind::Plain, |out| {
+                outcome.write_members(out, era)
+            });
         }
-        Invocation::TimedOut(limit) => ErrorObject::new(
-            code::INTERNAL_ERROR,
-            format!("tool {name} exceeded the call time limit of {limit:?}"),
-        )
-        .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64})),
-    };
-    respond.error(out, &error);
-    CallEnd::Answered
+        Invocation::Failed(error) => {
+            respond.error(out, &error);
+        }
+    }
+    Handled::Wrote(ReplyClass::Answer)
 }
 
 /// Holds the result of a call that changed the list (see
@@ -382,10 +351,11 @@ fn keep_output_schema_promise(
 
 /// What invoking the surface came to.
 enum Invocation {
+    /// A success or a refusal.
     Answered(ToolOutcome),
-    Panicked,
+    /// A failed outcome, a panic or the time limit: the JSON-RPC error.
+    Failed(ErrorObject),
     Cancelled,
-    TimedOut(Duration),
     /// The bearer died before the surface was invoked.
     Revoked,
 }
@@ -397,7 +367,7 @@ async fn invoke(
     lease: &Lease,
     id: &Value,
     call: &CheckedCall<'_>,
-    (progress, logger): &(Progress, Logger),
+    events: Option<&Arc<CallEvents>>,
 ) -> Invocation {
     let signal = CancelSignal::default();
     // Registered before the liveness check, so a revocation either fails
@@ -416,15 +386,15 @@ async fn invoke(
     let context = ToolCall {
         name: &call.name,
         arguments: &call.arguments,
-        progress,
-        logger,
+        events,
         cancel: &signal,
     };
     let invocation = FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
-    // The limit counts from the call's first wait, as it always has.
+    // The limit counts from the call's first wait (see `waiting_at_most`).
     let limit = lease.shared.config.call_timeout;
     // In a block, so the surface's future is dropped before the call
-    // leaves the in-flight list below, as when it ran inside the race.
+    // leaves the in-flight list below.
+    let name = &call.name;
     let outcome = {
         let (invocation, cancelled) = (pin!(invocation), pin!(signal.cancelled()));
         let run = race(invocation, cancelled);
@@ -434,17 +404,33 @@ async fn invoke(
         };
         match ended {
             Some(First::Left(Ok(outcome))) => outcome,
-            Some(First::Left(Err(Panicked))) => return Invocation::Panicked,
+            Some(First::Left(Err(Panicked))) => {
+                let panicked = format!("tool {name} panicked");
+                return Invocation::Failed(ErrorObject::new(code::INTERNAL_ERROR, panicked));
+            }
             Some(First::Right(())) => return Invocation::Cancelled,
-            None => return Invocation::TimedOut(limit.unwrap_or_default()),
+            None => {
+                let limit = limit.unwrap_or_default();
+                let message = format!("tool {name} exceeded the call time limit of {limit:?}");
+                let error = ErrorObject::new(code::INTERNAL_ERROR, message)
+                    .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}));
+                return Invocation::Failed(error);
+            }
         }
     };
     // Counted before the call leaves the in-flight list, so that
     // `ToolSession::close`, which waits for that list to empty, reads a
     // final count.
-    if outcome.failure_message().is_none() {
-        session.calls_served.fetch_add(1, Ordering::Relaxed);
-    }
+    let invocation = match outcome.failure_message() {
+        None => {
+            session.calls_served.fetch_add(1, Ordering::Relaxed);
+            Invocation::Answered(outcome)
+        }
+        Some(message) => Invocation::Failed(ErrorObject::new(
+            code::INTERNAL_ERROR,
+            format!("tool {name} failed: {message}"),
+        )),
+    };
     registration.finish();
-    Invocation::Answered(outcome)
+    invocation
 }

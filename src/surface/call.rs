@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
 use crate::surface::logging::Logger;
 use crate::surface::progress::Progress;
@@ -51,8 +52,10 @@ use crate::surface::progress::Progress;
 pub struct ToolCall<'a> {
     pub(crate) name: &'a str,
     pub(crate) arguments: &'a Value,
-    pub(crate) progress: &'a Progress,
-    pub(crate) logger: &'a Logger,
+    /// Where its progress and log messages go: present only when the call
+    /// runs on a stream (see `call_events.rs`, which also decides what each
+    /// kind of event may send).
+    pub(crate) events: Option<&'a Arc<CallEvents>>,
     pub(crate) cancel: &'a CancelSignal,
 }
 
@@ -69,24 +72,32 @@ impl<'a> ToolCall<'a> {
 
     /// Reports progress; see [`Progress::report`].
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.progress.report(progress, total, message);
+        if let Some(events) = self.events {
+            events.report_progress(progress, total, message);
+        }
     }
 
     /// A handle on this call's progress reporting, to move into work the
     /// tool spawns.
     pub fn progress_reporter(&self) -> Progress {
-        self.progress.clone()
+        Progress {
+            events: self.events.cloned(),
+        }
     }
 
     /// Sends a log message at `level`; see [`Logger`] for when it reaches
     /// the client.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
-        self.logger.log(level, data);
+        if let Some(events) = self.events.filter(|events| events.admits(level)) {
+            events.log(level, None, &data.into());
+        }
     }
 
     /// A handle on this call's logging, to move into work the tool spawns.
     pub fn logger(&self) -> Logger {
-        self.logger.clone()
+        Logger {
+            events: self.events.cloned(),
+        }
     }
 
     /// This call's cancellation signal, to move into work the tool spawns.
@@ -103,8 +114,8 @@ impl fmt::Debug for ToolCall<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolCall")
             .field("name", &self.name)
-            .field("progress", self.progress)
-            .field("logger", self.logger)
+            .field("progress", &self.progress_reporter())
+            .field("logger", &self.logger())
             .field("cancelled", &self.cancel.is_cancelled())
             .finish_non_exhaustive()
     }

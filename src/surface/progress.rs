@@ -23,19 +23,22 @@ use crate::surface::call_events::CallEvents;
 /// Cheap to clone (one reference count).
 #[derive(Clone, Default)]
 pub struct Progress {
-    /// The call's events, present only when the request had a token.
+    /// The call's events, when it runs on a stream.
     pub(crate) events: Option<Arc<CallEvents>>,
 }
 
 impl Progress {
     /// Whether reports reach the client (see the type's docs).
     pub fn is_enabled(&self) -> bool {
-        self.events.is_some()
+        self.events
+            .as_ref()
+            .is_some_and(|events| events.progress_token.is_some())
     }
 
     /// Reports `progress` (of `total`, if known), with an optional message.
     ///
-    /// Non-finite or non-increasing values are dropped.
+    /// Non-finite or non-increasing values are dropped, and so is every
+    /// report of a call without a token.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(events) = &self.events {
             events.report_progress(progress, total, message);

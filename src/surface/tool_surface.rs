@@ -11,9 +11,9 @@ use crate::{Tool, ToolCall, ToolOutcome};
 /// The tools one session offers, and how to run them.
 ///
 /// Both halves are asked **on every request**: `tools/list` calls
-/// [`list_tools`](Self::list_tools), and `tools/call` first asks
-/// [`is_visible`](Self::is_visible) and, only if the tool is visible right
-/// now, runs it. A surface implements [`list_tools`](Self::list_tools) and
+/// [`list_tools`](Self::list_tools), and `tools/call` first checks that
+/// the tool is visible right now ([`is_visible`](Self::is_visible), or in
+/// 2026-07-28 the live list) and only then runs it. A surface implements [`list_tools`](Self::list_tools) and
 /// one of the two ways to run a tool: [`call`](Self::call) (the name and
 /// arguments) or [`call_with`](Self::call_with) (the call's full context:
 /// progress, logging, cancellation). So a tool withdrawn mid-session vanishes
@@ -128,7 +128,10 @@ pub trait ToolSurface: Send + Sync + 'static {
         self.call(call.name(), call.arguments())
     }
 
-    /// Whether `name` is callable right now; asked before every `call`.
+    /// Whether `name` is callable right now; asked before every legacy-era
+    /// `call`. A 2026-07-28 call needs the tool's `x-mcp-header` bindings
+    /// anyway, so the host finds the tool in [`list_tools`](Self::list_tools)
+    /// instead: one listing per call, not a check and a listing.
     ///
     /// The default lists the tools and looks for the name, which is what
     /// "asked on every request" means. Override it when listing is costly
