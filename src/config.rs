@@ -143,9 +143,9 @@ pub struct ToolHostConfig {
     /// loopback connection (one `NETLINK_SOCK_DIAG` lookup of that socket,
     /// as `ss` does); elsewhere there is no check
     /// ([`ToolHost::checks_peer_user`](crate::ToolHost::checks_peer_user)
-    /// says whether there is). It costs one lookup per authenticated
-    /// connection, O(1) in the machine's socket count, a few microseconds
-    /// (`benches/server_cpu.rs`), and nothing for connections without a
+    /// says whether there is). It costs one kernel lookup per authenticated
+    /// connection, O(1) in the machine's socket count
+    /// (`benches/peer_lookup.rs`), and nothing for connections without a
     /// bearer. It does not defend against processes of the same user, which
     /// can read the caller's memory anyway, nor against root. Default true.
     pub refuse_other_users: bool,

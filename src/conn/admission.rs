@@ -24,8 +24,8 @@
 //! The window a pending connection has is counted in accepts, not time: it
 //! is shed after `max_connections` newer connections. A client that sends
 //! its request as it connects needs well under a millisecond on loopback,
-//! so at the measured 1,000 connections per second (and 64 slots) it has
-//! 60 times what it needs; a flooder able to connect `max_connections`
+//! and under `n` connections per second it has about `max_connections / n`
+//! seconds (`benches/flood.rs`); a flooder able to connect `max_connections`
 //! times within that first millisecond could still shed it. Raise
 //! `max_connections` to widen the window.
 //! - Requests that fail before authentication (403, 404, 401, and the 400s

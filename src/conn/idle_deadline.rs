@@ -8,9 +8,8 @@
 //! new boxed sleep each time it begins to read a head, polls that sleep
 //! while the head is incomplete, and drops it once the head is in. On every
 //! keep-alive request that is a clock read, an allocation, a timer reset and
-//! at least one poll: 1,640 of the server's instructions per call
-//! (callgrind, `benches/server_cpu.rs`), about 7% of the host's cost, even
-//! with the timer kept registered between heads.
+//! at least one poll, even with the timer kept registered between heads
+//! (PERFORMANCE.md has the figure).
 //!
 //! Here the request path only records, in one atomic word of the
 //! connection's [`Activity`], whether a request is in service and, if not,

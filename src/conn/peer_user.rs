@@ -13,9 +13,9 @@
 //!   `NETLINK_SOCK_DIAG` socket — what `ss` uses. The request names one
 //!   socket, so the kernel answers from its connection hash table in O(1),
 //!   whatever the number of sockets on the machine. (The other source,
-//!   `/proc/net/tcp`, lists every socket of the namespace: a flood of
-//!   connections grows it, and reading it made an agent's fresh
-//!   connections ~46 ms slower in `tests/admission.rs`.) The socket is
+//!   `/proc/net/tcp`, lists every socket of the namespace, so reading it
+//!   costs more the more connections a flood leaves behind: PERFORMANCE.md,
+//!   "The peer-user check".) The socket is
 //!   non-blocking; the kernel queues its answer before the request's
 //!   `write` returns, so the `read` after it never waits.
 //! - **When**: once per connection, on its first request that presents a

@@ -49,8 +49,9 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
-    /// The pre-rendered members are valid JSON object members, in the order
-    /// the dispatcher used to write them one by one.
+    /// The pre-rendered members parse as the JSON object members they stand
+    /// for: `resultType` and `_meta`, and on listings `ttlMs` and
+    /// `cacheScope` too.
     #[test]
     fn modern_members_render_once_and_parse() {
         let info = ServerInfo::new("dravr".to_owned(), None);

@@ -27,8 +27,7 @@
 //! client's handle from being learnt a byte at a time by another that holds
 //! the same bearer. Each comparison XORs the id as two 128-bit halves and
 //! asks `subtle` once whether anything differs, rather than comparing 32
-//! bytes one by one: `subtle` fences every byte it compares, which made the
-//! byte-wise loop most of the lookup's cost.
+//! bytes one by one, each behind `subtle`'s fence.
 
 use std::collections::VecDeque;
 use std::fmt;

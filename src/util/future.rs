@@ -24,8 +24,8 @@ pub(crate) enum First<A, B> {
 /// Polls both futures, `left` first, and returns the first output.
 ///
 /// The futures are pinned where the caller made them (`pin!`), so racing
-/// never moves them: a tool call's futures are large, and copying them into
-/// a race and again into its pinned slots cost two `memcpy`s per call.
+/// never moves them: a tool call's futures are large, and a race that owned
+/// them would copy each one twice.
 pub(crate) fn race<'a, A: Future, B: Future>(
     mut left: Pin<&'a mut A>,
     mut right: Pin<&'a mut B>,
