@@ -7,13 +7,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::config::ToolHostConfig;
 use crate::conn::Admission;
+use crate::conn::Drain;
 use crate::http::{connection_builder, connection_service, guarded_io};
 use crate::session::ToolSession;
 use crate::state::Shared;
@@ -262,7 +262,7 @@ impl AcceptLoop {
         // Every connection holds a slot (see `conn/admission.rs`); when every
         // connection task has ended, so has the host.
         let admission = Arc::new(Admission::new(self.shared.config.max_connections));
-        let drain = GracefulShutdown::new();
+        let drain = Drain::new();
         // Raised to close every connection at once (Stop::Now, or a drain
         // past its deadline).
         let (close_tx, close_rx) = watch::channel(false);
@@ -298,7 +298,7 @@ impl AcceptLoop {
         self.shared.streams_end.raise();
         let stop = *self.stop.borrow();
         let drained = match stop {
-            Stop::Drain(deadline) => tokio::time::timeout_at(deadline, drain.shutdown())
+            Stop::Drain(deadline) => tokio::time::timeout_at(deadline, drain.drain())
                 .await
                 .is_ok(),
             Stop::Now | Stop::Running => {
@@ -322,7 +322,7 @@ impl AcceptLoop {
         stream: TcpStream,
         addresses: Option<(SocketAddr, SocketAddr)>,
         admission: &Arc<Admission>,
-        drain: &GracefulShutdown,
+        drain: &Drain,
         mut close: watch::Receiver<bool>,
     ) {
         let Some(admitted) = admission.admit(addresses) else {

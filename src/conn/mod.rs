@@ -15,11 +15,13 @@
 //! and `host.rs` wire these to each connection.
 
 mod admission;
+mod drain;
 mod idle_deadline;
 mod peer_user;
 mod write_stall;
 
 pub(crate) use admission::{Admission, Connection, InService};
+pub(crate) use drain::Drain;
 pub(crate) use peer_user::listener_uid;
 #[cfg(feature = "bench-internals")]
 pub(crate) use peer_user::peer_uid;

@@ -1,0 +1,115 @@
+//! Graceful shutdown: every connection finishes the request it is serving,
+//! then closes; the host waits until all have.
+//!
+//! hyper-util's `GracefulShutdown` does this by polling a `watch` change
+//! future on every poll of every connection, which takes the watch's waiter
+//! lock each time: several times per request, for a signal sent once in a
+//! host's life. Here each connection registers its task's waker with the
+//! watch once (again only if its task's waker changes), and otherwise reads
+//! one atomic flag per poll (PERFORMANCE.md, "Fast paths re-judged", has
+//! what that is worth).
+
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::Waker;
+
+use hyper::body::{Body, Incoming};
+use hyper::rt::{Read, Write};
+use hyper::server::conn::http1;
+use hyper::service::HttpService;
+use tokio::sync::watch;
+
+/// The host's side: starts a drain and waits for its end.
+#[derive(Debug)]
+pub(crate) struct Drain {
+    draining: Arc<AtomicBool>,
+    /// Sent once, to wake every connection; each holds a receiver, so
+    /// `closed` resolves once all of them have ended.
+    wake: watch::Sender<()>,
+}
+
+impl Drain {
+    pub(crate) fn new() -> Self {
+        Self {
+            draining: Arc::new(AtomicBool::new(false)),
+            wake: watch::channel(()).0,
+        }
+    }
+
+    /// Serves `connection` so that it shuts down gracefully once the drain
+    /// starts.
+    pub(crate) fn watch<C: Graceful>(
+        &self,
+        connection: C,
+    ) -> impl Future<Output = C::Output> + use<C> {
+        watched(
+            connection,
+            Arc::clone(&self.draining),
+            self.wake.subscribe(),
+        )
+    }
+
+    /// Asks every connection to finish, and resolves once all have ended.
+    pub(crate) async fn drain(self) {
+        // The flag before the wake: a connection woken, or polled for any
+        // other reason, from now on sees it.
+        self.draining.store(true, Ordering::Release);
+        let _ = self.wake.send(());
+        self.wake.closed().await;
+    }
+}
+
+/// A connection that can be asked to finish what it is serving and close.
+pub(crate) trait Graceful: Future {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S, B> Graceful for http1::Connection<I, S>
+where
+    S: HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: Read + Write + Unpin + 'static,
+    B: Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        http1::Connection::graceful_shutdown(self);
+    }
+}
+
+async fn watched<C: Graceful>(
+    connection: C,
+    draining: Arc<AtomicBool>,
+    mut wake: watch::Receiver<()>,
+) -> C::Output {
+    let mut connection = pin!(connection);
+    let mut woken = pin!(wake.changed());
+    // The waker `woken` was last polled with: it stays registered until
+    // the drain wakes it. `woken` is polled no more once it is ready (the
+    // drain began, or the host dropped its side).
+    let mut registered: Option<Waker> = None;
+    let mut woken_ready = false;
+    let mut asked = false;
+    poll_fn(|cx| {
+        if !asked {
+            if !woken_ready && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                // Registered before the flag is read, so a drain that
+                // starts in between still wakes this task.
+                // Outside tokio's task budget: a poll cut short by a spent
+                // budget returns `Pending` without registering the waker,
+                // and the skip above would then never poll again.
+                let mut full = tokio::task::unconstrained(woken.as_mut());
+                woken_ready = Pin::new(&mut full).poll(cx).is_ready();
+                registered = Some(cx.waker().clone());
+            }
+            if draining.load(Ordering::Acquire) {
+                asked = true;
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+        connection.as_mut().poll(cx)
+    })
+    .await
+}
