@@ -389,34 +389,18 @@ async fn invoke(
         events,
         cancel: &signal,
     };
-    let invocation = FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
-    // The limit counts from the call's first wait (see `waiting_at_most`).
-    let limit = lease.shared.config.call_timeout;
+    let name = &call.name;
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.
-    let name = &call.name;
-    let outcome = {
-        let (invocation, cancelled) = (pin!(invocation), pin!(signal.cancelled()));
-        let run = race(invocation, cancelled);
-        let ended = match limit {
-            Some(limit) => waiting_at_most(limit, run).await,
-            None => Some(run.await),
-        };
-        match ended {
-            Some(First::Left(Ok(outcome))) => outcome,
-            Some(First::Left(Err(Panicked))) => {
-                let panicked = format!("tool {name} panicked");
-                return Invocation::Failed(ErrorObject::new(code::INTERNAL_ERROR, panicked));
-            }
-            Some(First::Right(())) => return Invocation::Cancelled,
-            None => {
-                let limit = limit.unwrap_or_default();
-                let message = format!("tool {name} exceeded the call time limit of {limit:?}");
-                let error = ErrorObject::new(code::INTERNAL_ERROR, message)
-                    .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}));
-                return Invocation::Failed(error);
-            }
-        }
+    let ended = {
+        let invocation =
+            FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
+        let limit = lease.shared.config.call_timeout;
+        until_done(pin!(invocation), &signal, limit, name).await
+    };
+    let outcome = match ended {
+        Ok(outcome) => outcome,
+        Err(ended) => return ended,
     };
     // Counted before the call leaves the in-flight list, so that
     // `ToolSession::close`, which waits for that list to empty, reads a
@@ -426,11 +410,50 @@ async fn invoke(
             session.calls_served.fetch_add(1, Ordering::Relaxed);
             Invocation::Answered(outcome)
         }
-        Some(message) => Invocation::Failed(ErrorObject::new(
-            code::INTERNAL_ERROR,
-            format!("tool {name} failed: {message}"),
-        )),
+        Some(message) => Invocation::Failed(tool_error(name, format_args!("failed: {message}"))),
     };
     registration.finish();
     invocation
+}
+
+/// Polls the surface's future (pinned where it was made: it is large)
+/// until it answers, the call is cancelled, or `limit` passes; the limit
+/// counts from the first wait (see `waiting_at_most`). `Err` is how the
+/// call ended without an outcome.
+async fn until_done<F: std::future::Future<Output = Result<ToolOutcome, Panicked>>>(
+    invocation: std::pin::Pin<&mut F>,
+    signal: &CancelSignal,
+    limit: Option<std::time::Duration>,
+    name: &str,
+) -> Result<ToolOutcome, Invocation> {
+    let cancelled = pin!(signal.cancelled());
+    let run = race(invocation, cancelled);
+    let ended = match limit {
+        Some(limit) => waiting_at_most(limit, run).await,
+        None => Some(run.await),
+    };
+    match ended {
+        Some(First::Left(Ok(outcome))) => Ok(outcome),
+        Some(First::Left(Err(Panicked))) => Err(Invocation::Failed(tool_error(name, "panicked"))),
+        Some(First::Right(())) => Err(Invocation::Cancelled),
+        None => Err(Invocation::Failed(time_limit_exceeded(
+            name,
+            limit.unwrap_or_default(),
+        ))),
+    }
+}
+
+/// `tool NAME WHAT`, as a JSON-RPC internal error: the call ran and the
+/// host could not get a result from it.
+fn tool_error(name: &str, what: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} {what}"))
+}
+
+/// The call outlived `call_timeout`; the limit is in the error's data too.
+fn time_limit_exceeded(name: &str, limit: std::time::Duration) -> ErrorObject {
+    tool_error(
+        name,
+        format_args!("exceeded the call time limit of {limit:?}"),
+    )
+    .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}))
 }
