@@ -109,6 +109,8 @@ fn streamed(
                 jsonrpc::write_error(&mut out, Some(&id), &error);
                 Some(out)
             }
+            // Cancelled (`Silent`): the stream ends with nothing more. `run`
+            // makes no other kind of reply.
             _ => None,
         }
     };
