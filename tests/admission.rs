@@ -138,9 +138,11 @@ async fn connection_limit() {
 }
 
 /// Pending connections (no live bearer yet) give their slots up oldest
-/// first: with `max_connections` 8 and one authenticated keep-alive
-/// connection, 64 idle connections leave exactly the newest 7 open and the
-/// 57 before them closed, while the authenticated one is served throughout.
+/// first, and authenticated ones never: with `max_connections` 8, an
+/// authenticated keep-alive connection and a notification stream, 64 idle
+/// connections leave exactly the newest 6 open and the 58 before them
+/// closed, while the keep-alive connection is served throughout and the
+/// stream still delivers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_connections_give_their_slots_up_oldest_first() {
     let fx = Fixture::with(ToolHostConfig {
@@ -151,6 +153,19 @@ async fn pending_connections_give_their_slots_up_oldest_first() {
     let mut live = fx.conn().await;
     let ping = fx.post(PING);
     assert_eq!(live.send(&ping).await.status, 200);
+    let (host, auth) = (fx.addr.to_string(), fx.auth());
+    let get = request(
+        "GET /mcp HTTP/1.1",
+        &[
+            ("Host", host.as_str()),
+            ("Authorization", auth.as_str()),
+            ("Accept", "text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        None,
+    );
+    let mut listener = fx.conn().await;
+    let mut stream = listener.send_streaming(&get).await;
     let mut idle = Vec::new();
     for _ in 0..64 {
         idle.push(fx.conn().await);
@@ -158,9 +173,9 @@ async fn pending_connections_give_their_slots_up_oldest_first() {
     for _ in 0..5 {
         assert_eq!(live.send(&ping).await.status, 200);
     }
-    // The 57th is shed when the 64th is accepted, so once they are all
+    // The 58th is shed when the 64th is accepted, so once they are all
     // closed, every connection has been accepted.
-    let (shed, kept) = idle.split_at_mut(64 - 7);
+    let (shed, kept) = idle.split_at_mut(64 - 6);
     for conn in shed {
         assert!(
             within(conn.closed_by_server()).await,
@@ -172,9 +187,17 @@ async fn pending_connections_give_their_slots_up_oldest_first() {
             tokio::time::timeout(Duration::from_millis(100), conn.closed_by_server())
                 .await
                 .is_err(),
-            "one of the 7 newest was closed"
+            "one of the 6 newest was closed"
         );
     }
+    fx.session().notify_tools_changed();
+    let event = within(stream.next_event())
+        .await
+        .expect("the stream is open");
+    assert!(
+        event.contains("notifications/tools/list_changed"),
+        "{event}"
+    );
 }
 
 /// One session cannot take every slot: with `max_connections` 8 its share

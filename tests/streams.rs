@@ -388,29 +388,6 @@ async fn get_keeps_every_http_check() {
     assert_eq!((r.status, r.header("allow")), (405, Some("POST, DELETE")));
 }
 
-/// A stream's connection is authenticated: a flood of connections without
-/// a bearer, past `max_connections`, sheds its own members and never the
-/// stream, which still delivers.
-#[tokio::test]
-async fn streams_survive_a_flood() {
-    let fx = Fixture::with(ToolHostConfig {
-        max_connections: 8,
-        sse_keep_alive: Duration::from_millis(300),
-        ..ToolHostConfig::default()
-    })
-    .await;
-    let (addr, bearer, session) = (fx.addr, fx.bearer.clone(), fx.session());
-    let mut conn = Conn::open(addr).await;
-    let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
-    let mut flood = Vec::new();
-    for _ in 0..32 {
-        flood.push(within(tokio::net::TcpStream::connect(addr)).await.unwrap());
-    }
-    session.notify_tools_changed();
-    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
-    drop(flood);
-}
-
 /// Sockets the host at `port` holds open: its side of each connection,
 /// established or half-closed by the client (`/proc/net/tcp` states 01 and
 /// 08). Counted by the host's port, so tests running alongside, each with
