@@ -121,6 +121,28 @@ pub(crate) async fn serve(
     Ok(response)
 }
 
+/// The connection's first request with a live bearer: its client's user
+/// (when the host checks it), then a place in the session's share. Later
+/// requests ride on the connection's authentication.
+fn authenticate_connection(
+    shared: &Shared,
+    connection: &Connection,
+    lease: &Lease,
+) -> Result<(), Rejection> {
+    if shared
+        .peer_user
+        .is_some_and(|uid| !connection.comes_from(uid))
+    {
+        return Err(Rejection::OtherUser);
+    }
+    let limit = shared.config.connections_per_session();
+    if connection.authenticate(&lease.session.connections, limit) {
+        Ok(())
+    } else {
+        Err(Rejection::SessionFull)
+    }
+}
+
 /// The steps of the table above, in order.
 async fn serve_checked(
     shared: &Arc<Shared>,
@@ -134,15 +156,8 @@ async fn serve_checked(
         return Err(Rejection::NotFound);
     }
     let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
-    // Once per connection, and only with a live bearer: its client's user.
-    if let Some(uid) = shared.peer_user {
-        if connection.is_unauthenticated() && !connection.comes_from(uid) {
-            return Err(Rejection::OtherUser);
-        }
-    }
-    let limit = shared.config.connections_per_session();
-    if !connection.authenticate(&lease.session.connections, limit) {
-        return Err(Rejection::SessionFull);
+    if connection.is_unauthenticated() {
+        authenticate_connection(shared, connection, &lease)?;
     }
     let mcp_session = find_mcp_session(&lease, headers.session_id)?;
     let session = match &mcp_session {

@@ -3,9 +3,12 @@
 //! stream that carries its progress and log messages.
 
 use std::borrow::Cow;
-use std::pin::pin;
+use std::fmt;
+use std::future::Future;
+use std::pin::{pin, Pin};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -422,10 +425,10 @@ async fn invoke(
 /// until it answers, the call is cancelled, or `limit` passes; the limit
 /// counts from the first wait (see `waiting_at_most`). `Err` is how the
 /// call ended without an outcome.
-async fn until_done<F: std::future::Future<Output = Result<ToolOutcome, Panicked>>>(
-    invocation: std::pin::Pin<&mut F>,
+async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
+    invocation: Pin<&mut F>,
     signal: &CancelSignal,
-    limit: Option<std::time::Duration>,
+    limit: Option<Duration>,
     name: &str,
 ) -> Result<ToolOutcome, Invocation> {
     let cancelled = pin!(signal.cancelled());
@@ -447,12 +450,12 @@ async fn until_done<F: std::future::Future<Output = Result<ToolOutcome, Panicked
 
 /// `tool NAME WHAT`, as a JSON-RPC internal error: the call ran and the
 /// host could not get a result from it.
-fn tool_error(name: &str, what: impl std::fmt::Display) -> ErrorObject {
+fn tool_error(name: &str, what: impl fmt::Display) -> ErrorObject {
     ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} {what}"))
 }
 
 /// The call outlived `call_timeout`; the limit is in the error's data too.
-fn time_limit_exceeded(name: &str, limit: std::time::Duration) -> ErrorObject {
+fn time_limit_exceeded(name: &str, limit: Duration) -> ErrorObject {
     tool_error(
         name,
         format_args!("exceeded the call time limit of {limit:?}"),

@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 
 use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
-use crate::surface::logging::Logger;
+use crate::surface::logging::{self, Logger};
 use crate::surface::progress::Progress;
 
 /// One tool call, as a surface that wants more than name and arguments sees
@@ -88,9 +88,7 @@ impl<'a> ToolCall<'a> {
     /// Sends a log message at `level`; see [`Logger`] for when it reaches
     /// the client.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
-        if let Some(events) = self.events.filter(|events| events.admits(level)) {
-            events.log(level, None, &data.into());
-        }
+        logging::send(self.events.map(|events| &**events), level, None, data);
     }
 
     /// A handle on this call's logging, to move into work the tool spawns.

@@ -48,27 +48,35 @@ impl Logger {
     /// Sends `data` (any JSON: a string, or an object with details) at
     /// `level`.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
-        if let Some(events) = self.enabled_for(level) {
-            events.log(level, None, &data.into());
-        }
+        send(self.events.as_deref(), level, None, data);
     }
 
     /// Sends `data` at `level` under a logger name (`logger` on the wire),
     /// such as the component that speaks.
     pub fn log_as(&self, level: LogLevel, logger: &str, data: impl Into<Value>) {
-        if let Some(events) = self.enabled_for(level) {
-            events.log(level, Some(logger), &data.into());
-        }
+        send(self.events.as_deref(), level, Some(logger), data);
     }
 
     /// Whether a message at `level` would reach the client: check it before
     /// building costly data.
     pub fn is_enabled(&self, level: LogLevel) -> bool {
-        self.enabled_for(level).is_some()
+        self.events
+            .as_deref()
+            .is_some_and(|events| events.admits(level))
     }
+}
 
-    fn enabled_for(&self, level: LogLevel) -> Option<&CallEvents> {
-        self.events.as_deref().filter(|events| events.admits(level))
+/// Sends `data` at `level` through a call's `events`, if any; the data is
+/// converted to JSON only when the level is admitted. What [`Logger`] and
+/// `ToolCall::log` both do.
+pub(crate) fn send(
+    events: Option<&CallEvents>,
+    level: LogLevel,
+    logger: Option<&str>,
+    data: impl Into<Value>,
+) {
+    if let Some(events) = events.filter(|events| events.admits(level)) {
+        events.log(level, logger, &data.into());
     }
 }
 
