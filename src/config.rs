@@ -35,8 +35,9 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 /// and `max_connections` connections at most; lower `max_body_bytes` and
 /// `max_parsed_bytes` together to shrink it. A notification stream holds
 /// its state and pre-rendered messages besides its connection: under
-/// 4 KiB, as a `subscriptions/listen` id longer than 256 bytes is refused
-/// (400; `tests/stream_memory.rs` counts it). A
+/// 4 KiB, as a `subscriptions/listen` id longer than 256 bytes once
+/// written as JSON (escapes included) is refused (400;
+/// `tests/stream_memory.rs` counts the costliest id allowed). A
 /// response that its client does not read is released after
 /// `write_stall_timeout`. Besides its connections, each open session holds
 /// at most `max_mcp_sessions_per_session` × 200 bytes of MCP sessions
@@ -122,31 +123,45 @@ pub struct ToolHostConfig {
     /// flood by a process without a bearer cannot lock the agent out (see
     /// README.md, "Security model"): a new connection may be displaced only
     /// by `max_connections` newer ones, far longer than a client takes to
-    /// send its request. Default 256.
+    /// send its request. Each connection is a file descriptor of your
+    /// process: on Linux, [`ToolHost::bind`](crate::ToolHost::bind)
+    /// refuses a value that the soft `RLIMIT_NOFILE`, less the descriptors
+    /// already open, cannot hold with 64 to spare. Default 256.
     pub max_connections: usize,
     /// Most of those slots one session's connections may hold. A request
     /// that presents the bearer of a session already holding that many is
     /// refused with 429 (`-32600`) and its connection closed, unheld: so
     /// one session — a client that streams a call on every connection it
     /// can open, or a leaked bearer — cannot take the slots another live
-    /// session needs. A connection counts against the first session whose
-    /// bearer it presented, from then until it closes (streams and calls
-    /// in flight hold theirs). `None` (the default) is half of
+    /// session needs. Every request counts against the session whose
+    /// bearer it presents: a connection is charged to one session at a
+    /// time, and moves to another session's share (room permitting; else
+    /// 429) when a request on it presents that session's bearer, as an
+    /// agent's HTTP pool does when its next ACP session reuses the last
+    /// one's connections. When a session's guard drops, the connections
+    /// charged to it close (each once its request in service, if any, is
+    /// answered). `None` (the default) is half of
     /// `max_connections`, rounded up; at most `max_connections`. With many
     /// sessions busy at once, lower it so that their shares fit.
     pub max_connections_per_session: Option<usize>,
     /// Refuse (403, and close) a connection that another local user's
-    /// process opened, on the first request that presents a live bearer:
-    /// a bearer that leaks to another user (Claude's ACP adapter puts it on
-    /// a command line every user can read) is then useless to them. On
+    /// process opened, on its first request that carries `Authorization`,
+    /// before the bearer is looked at: a bearer that leaks to another user
+    /// (Claude's ACP adapter puts it on a command line every user can
+    /// read) is then useless to them, and they get the same 403 for a live
+    /// bearer and a dead one. Only a client socket that a process still
+    /// holds counts (one its client closed is reported by the kernel
+    /// without an owner, as uid 0, and is no one, even to a root host);
+    /// dual-stack clients (`AF_INET6` to `::ffff:127.0.0.1`, the JDK's and
+    /// .NET's default) are found as such. On
     /// Linux, where the kernel says which user owns the client's end of a
     /// loopback connection (one `NETLINK_SOCK_DIAG` lookup of that socket,
     /// as `ss` does); elsewhere there is no check
     /// ([`ToolHost::checks_peer_user`](crate::ToolHost::checks_peer_user)
-    /// says whether there is). It costs one kernel lookup per authenticated
-    /// connection, O(1) in the machine's socket count
-    /// (`benches/peer_lookup.rs`), and nothing for connections without a
-    /// bearer. It does not defend against processes of the same user, which
+    /// says whether there is). It costs one kernel lookup per connection
+    /// that sends `Authorization`, O(1) in the machine's socket count
+    /// (`benches/peer_lookup.rs`), and nothing for connections that send
+    /// none. It does not defend against processes of the same user, which
     /// can read the caller's memory anyway, nor against root. Default true.
     pub refuse_other_users: bool,
     /// Most sessions open at once; [`ToolHost::open_session`](crate::ToolHost::open_session) fails beyond

@@ -46,7 +46,7 @@ enum ErrorKind {
     /// `bind` was called outside a Tokio runtime.
     NoRuntime,
     /// A `ToolHostConfig` field holds a value the host refuses.
-    InvalidConfig(&'static str),
+    InvalidConfig(std::borrow::Cow<'static, str>),
     /// A tool descriptor or a surface's tool list is not valid.
     InvalidTool(String),
     /// The configured maximum of live sessions is reached.
@@ -73,8 +73,8 @@ impl Error {
         Self::of(ErrorKind::NoRuntime)
     }
 
-    pub(crate) fn invalid_config(what: &'static str) -> Self {
-        Self::of(ErrorKind::InvalidConfig(what))
+    pub(crate) fn invalid_config(what: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        Self::of(ErrorKind::InvalidConfig(what.into()))
     }
 
     pub(crate) fn invalid_tool(what: impl Into<String>) -> Self {

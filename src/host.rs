@@ -100,11 +100,15 @@ impl ToolHost {
     /// # Errors
     ///
     /// - [`Error::is_invalid_config`]: a config field was refused (see
-    ///   [`ToolHostConfig`]);
+    ///   [`ToolHostConfig`]), or the process's open-file limit cannot hold
+    ///   [`max_connections`](ToolHostConfig::max_connections) (on Linux:
+    ///   the soft `RLIMIT_NOFILE`, less the descriptors already open, must
+    ///   leave `max_connections` + 64 free; the message gives the figures);
     /// - [`Error::is_no_runtime`]: not called inside a Tokio runtime;
     /// - [`Error::is_bind`]: the address could not be bound.
     pub async fn bind(config: ToolHostConfig) -> Result<Self, Error> {
         config.validate()?;
+        crate::conn::file_limit::check(config.max_connections).map_err(Error::invalid_config)?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
         let listener = TcpListener::bind(SocketAddr::new(config.bind_addr, config.port))
             .await
@@ -141,7 +145,7 @@ impl ToolHost {
     /// Whether connections of other local users are refused
     /// ([`ToolHostConfig::refuse_other_users`]): true when it was asked for
     /// and the platform tells the host who owns a connection's client end
-    /// (Linux, with `/proc` mounted).
+    /// (Linux, whose `NETLINK_SOCK_DIAG` found the listener at bind).
     pub fn checks_peer_user(&self) -> bool {
         self.inner.shared.peer_user.is_some()
     }
@@ -314,7 +318,8 @@ impl AcceptLoop {
 
     /// Admits one accepted connection and spawns its task, which ends when
     /// the connection does, when every connection is closed at once
-    /// (`close`), when admission sheds it, or when it goes
+    /// (`close`), when admission sheds it or its session is revoked
+    /// (`conn/session_share.rs`), or when it goes
     /// `header_read_timeout` without a request in service
     /// (`conn/idle_deadline.rs`).
     fn serve(
@@ -335,7 +340,7 @@ impl AcceptLoop {
             guarded_io(stream, &self.shared.config),
             connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
         );
-        let connection = drain.watch(connection);
+        let connection = drain.watch(connection, Arc::clone(admitted.connection()));
         // The connection runs in a task of its own, and a second task waits
         // for its end or for a reason to stop it (all connections closed,
         // this one shed, or timed out waiting for a head). Racing the two

@@ -247,3 +247,78 @@ async fn one_session_cannot_take_every_slot() {
     }
     drop(hog);
 }
+
+/// Every request is charged to the session whose bearer it presents. The
+/// attack: session B reuses all of session A's keep-alive connections
+/// (default config: 256 slots, a share of 128) and opens 128 of its own,
+/// then A is revoked. A connection moves to B when B's bearer arrives on
+/// it, so B's own 128 are past its share (429, closed); A's revocation
+/// closes nothing B now holds; and a third session is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bearer_cannot_ride_on_another_sessions_connections() {
+    let mut fx = Fixture::new().await;
+    let share = ToolHostConfig::default().max_connections / 2;
+    let b = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let b_ping = post(fx.addr, &bearer_of(&b), PING);
+    let mut reused = Vec::new();
+    for _ in 0..share {
+        let mut conn = fx.conn().await;
+        assert_eq!(conn.send(&fx.post(PING)).await.status, 200);
+        assert_eq!(conn.send(&b_ping).await.status, 200, "moved to B");
+        reused.push(conn);
+    }
+    let mut refused = 0;
+    for _ in 0..share {
+        let mut conn = fx.conn().await;
+        if conn.send(&b_ping).await.status == 429 {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, share, "B's own connections are past its share");
+    fx.revoke();
+    for conn in &mut reused {
+        assert_eq!(
+            conn.send(&b_ping).await.status,
+            200,
+            "B keeps what it holds"
+        );
+    }
+    let c = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let c_ping = post(fx.addr, &bearer_of(&c), PING);
+    let mut served = 0;
+    let mut held = Vec::new();
+    for _ in 0..100 {
+        let mut conn = fx.conn().await;
+        if conn.send(&c_ping).await.status == 200 {
+            served += 1;
+        }
+        held.push(conn);
+    }
+    assert!(served >= 95, "a third session got {served} of 100");
+}
+
+/// A revoked session's connections close, idle ones at once, and one with
+/// a call in flight once that call is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_sessions_connections_close() {
+    let mut fx = Fixture::new().await;
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        let mut conn = fx.conn().await;
+        assert_eq!(conn.send(&fx.post(PING)).await.status, 200);
+        idle.push(conn);
+    }
+    let started = fx.surface.slow_started.notified();
+    let mut busy = fx.conn().await;
+    busy.write(&fx.post(&call_body(1, "slow", json!({})).to_string()))
+        .await;
+    within(started).await;
+    fx.revoke();
+    for conn in &mut idle {
+        assert!(within(conn.closed_by_server()).await);
+    }
+    let answer = busy.read_response().await;
+    assert_eq!(answer.status, 202, "the cancelled call is answered first");
+    assert!(within(busy.closed_by_server()).await);
+    assert_eq!(fx.host.calls_in_flight(), 0);
+}

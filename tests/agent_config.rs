@@ -4,6 +4,8 @@
 
 mod support;
 
+use std::path::Path;
+
 use embacle_tool_host::{Runner, ToolHostConfig};
 use serde_json::{json, Value};
 use support::*;
@@ -224,6 +226,73 @@ async fn config_files_only_go_in_private_directories() {
                 .as_bytes(),
         );
     }
+    fixture.revoke();
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A private directory under a parent that others may write without the
+/// sticky bit is refused, the error naming that parent: another user could
+/// rename the directory away and plant their own. Under a sticky parent
+/// (as `/tmp` is) it is used; `/tmp` itself stays refused.
+#[cfg(unix)]
+#[tokio::test]
+async fn every_directory_above_must_be_safe_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut fixture = fixture().await;
+    let root = std::env::temp_dir().join(format!("embacle-config-parents-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let private_under = |parent_mode: u32| {
+        let parent = root.join(format!("p{parent_mode:o}"));
+        std::fs::create_dir(&parent).unwrap();
+        std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(parent_mode)).unwrap();
+        let dir = parent.join("private");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        (parent, dir)
+    };
+    for mode in [0o777, 0o775] {
+        let (parent, dir) = private_under(mode);
+        let err = fixture
+            .session_mut()
+            .write_mcp_config(Runner::ClaudeCode, &dir)
+            .unwrap_err();
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(
+            source.contains(&format!(
+                "others may write to {} above it",
+                parent.display()
+            )),
+            "{source}"
+        );
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    }
+    let (_, dir) = private_under(0o1777);
+    let path = fixture
+        .session_mut()
+        .write_mcp_config(Runner::ClaudeCode, &dir)
+        .unwrap();
+    assert!(path.exists(), "a sticky parent is safe");
+    let (parent, dir) = private_under(0o755);
+    if std::os::unix::fs::chown(&parent, Some(65534), None).is_ok() {
+        let err = fixture
+            .session_mut()
+            .write_mcp_config(Runner::ClaudeCode, &dir)
+            .unwrap_err();
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(
+            source.contains(&format!(
+                "{} above it belongs to uid 65534",
+                parent.display()
+            )),
+            "{source}"
+        );
+    }
+    let tmp = fixture
+        .session_mut()
+        .write_mcp_config(Runner::ClaudeCode, Path::new("/tmp"))
+        .unwrap_err();
+    assert!(tmp.is_config_file(), "/tmp itself is refused: {tmp}");
     fixture.revoke();
     std::fs::remove_dir_all(&root).unwrap();
 }

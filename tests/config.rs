@@ -186,7 +186,7 @@ async fn invalid_configs() {
                     ..d()
                 })
                 .to_vec(),
-            [1, 1_000_000]
+            [1, 256]
                 .map(|n| ToolHostConfig {
                     max_connections: n,
                     ..d()
@@ -208,6 +208,41 @@ async fn invalid_configs() {
             assert!(host.is_ok(), "{field}: {config:?} refused: {host:?}");
         }
     }
+}
+
+/// A `max_connections` that the process's open-file limit cannot hold is
+/// refused at bind, with the figures: past it, `accept` fails and the
+/// agent's connections wait behind a flood's.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_connections_must_fit_the_open_file_limit() {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+    let soft: usize = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .expect("a finite soft limit");
+    for n in [soft, soft - 32] {
+        let config = ToolHostConfig {
+            max_connections: n,
+            ..ToolHostConfig::default()
+        };
+        let err = within(ToolHost::bind(config)).await.unwrap_err();
+        assert!(err.is_invalid_config(), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("max_connections is {n}"))
+                && text.contains(&format!("may open {soft} files (RLIMIT_NOFILE"))
+                && text.contains("raise the limit"),
+            "{text}"
+        );
+    }
+    let fits = ToolHostConfig {
+        max_connections: soft / 2,
+        ..ToolHostConfig::default()
+    };
+    within(ToolHost::bind(fits)).await.unwrap().shutdown().await;
 }
 
 /// Binding a taken port is a bind error carrying the I/O cause.

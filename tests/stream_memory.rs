@@ -84,7 +84,17 @@ async fn streams_keep_what_the_formula_says() {
     drop(plain);
     settle().await;
 
-    let id = "i".repeat(256);
+    // The costliest id allowed: 42 control characters, written as 254
+    // bytes of `\u0001` escapes (256 with the quotes); 256 of them are
+    // refused.
+    let id = "\u{1}".repeat(42);
+    let mut conn = fx.conn().await;
+    let refused = conn
+        .send(&fx.modern_request(&listen(&"\u{1}".repeat(256))))
+        .await;
+    assert_eq!(refused.status, 400, "an id written as 1.5 KB is refused");
+    drop(conn);
+    settle().await;
     let before = counting_alloc::live_bytes();
     let mut conns: Vec<Conn> = Vec::new();
     for _ in 0..STREAMS {
@@ -98,7 +108,7 @@ async fn streams_keep_what_the_formula_says() {
     }
     settle().await;
     let per_stream = (counting_alloc::live_bytes() - before) / STREAMS as isize;
-    println!("a keep-alive connection: {per_connection} bytes; a stream with a 256-byte id: {per_stream} bytes");
+    println!("a keep-alive connection: {per_connection} bytes; a stream with the costliest id allowed: {per_stream} bytes");
     assert!(
         per_stream - per_connection < 4096,
         "a stream keeps {} bytes besides its connection",

@@ -43,12 +43,13 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
 
 use crate::conn::idle_deadline::Activity;
+use crate::conn::session_share::SessionShare;
 
 /// No request has presented a live bearer yet.
 const PENDING: u8 = 0;
@@ -66,11 +67,21 @@ pub(crate) struct Connection {
     state: AtomicU8,
     /// Raised when the connection is shed; its task closes it.
     shed: Notify,
+    /// Set, then raised, when the session it is charged to is revoked: it
+    /// answers the request in service and closes (`drain.rs`).
+    revoked: AtomicBool,
+    revoked_signal: Notify,
     /// Whether a request is in service, for the header read timeout.
     activity: Activity,
-    /// The count of authenticated connections of the session this one
-    /// authenticated for, given back when it ends.
-    share: OnceLock<Arc<AtomicUsize>>,
+    /// The share of the session it is charged to (see `session_share.rs`),
+    /// given back when it moves or ends. Holding it here keeps the address
+    /// in `charged_to` valid.
+    charge: Mutex<Option<Arc<SessionShare>>>,
+    /// The address of `charge`'s share, or null: the per-request check is
+    /// one load of this.
+    charged_to: AtomicPtr<SessionShare>,
+    /// Whether the kernel said the host's own user opened it.
+    peer_verified: AtomicBool,
     /// The listener's address and the client's, when accepted from a
     /// socket (not in the fuzz and bench harnesses).
     addresses: Option<(SocketAddr, SocketAddr)>,
@@ -88,8 +99,12 @@ impl Connection {
             addresses,
             state: AtomicU8::new(PENDING),
             shed: Notify::new(),
+            revoked: AtomicBool::new(false),
+            revoked_signal: Notify::new(),
             activity: Activity::new(),
-            share: OnceLock::new(),
+            charge: Mutex::new(None),
+            charged_to: AtomicPtr::new(std::ptr::null_mut()),
+            peer_verified: AtomicBool::new(false),
         }
     }
 
@@ -98,51 +113,87 @@ impl Connection {
         &self.activity
     }
 
-    /// A request on this connection presented the live bearer of a session
-    /// whose authenticated connections are counted in `share`: the
-    /// connection authenticates and counts against that session, unless
-    /// the session already holds `limit` (false: the request is refused,
-    /// and the connection stays pending). A connection already
-    /// authenticated stays so, whatever bearer its later requests present;
-    /// one shed a moment earlier stays shed: it is closing, and the request
-    /// goes down with it.
-    pub(crate) fn authenticate(&self, share: &Arc<AtomicUsize>, limit: usize) -> bool {
-        // The load keeps the hot path (every request after the first) to a
-        // read. Relaxed: the state word orders nothing else; the CAS alone
-        // decides between this and a concurrent `try_shed`.
-        if self.state.load(Ordering::Relaxed) != PENDING {
+    /// A request on this connection presented the live bearer of the
+    /// session whose share is `share`: the connection authenticates, and is
+    /// charged to that session — moved there if it was charged to another —
+    /// unless that session already holds `limit` (false: the request is
+    /// refused, and the connection stays as it was). One shed or ended a
+    /// moment earlier stays so: it is closing, and the request goes down
+    /// with it.
+    pub(crate) fn authenticate(self: &Arc<Self>, share: &Arc<SessionShare>, limit: usize) -> bool {
+        // The hot path, every request after the first: one load.
+        if self.is_charged_to(share) {
             return true;
         }
-        // A place in the share first, so two connections racing for the
-        // last place cannot both take it.
-        if share.fetch_add(1, Ordering::AcqRel) >= limit {
-            share.fetch_sub(1, Ordering::AcqRel);
+        let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.is_charged_to(share) || self.state.load(Ordering::Relaxed) >= SHED {
+            return true;
+        }
+        if !share.take_place(limit) {
             return false;
         }
-        let authenticated = self
-            .state
-            .compare_exchange(PENDING, AUTHENTICATED, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
-        if authenticated && self.share.set(Arc::clone(share)).is_ok() {
+        // The CAS alone decides between this and a concurrent `try_shed`.
+        if self.state.load(Ordering::Relaxed) == PENDING
+            && self
+                .state
+                .compare_exchange(PENDING, AUTHENTICATED, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            // Shed meanwhile: it is closing and holds no place.
+            share.give_back();
             return true;
         }
-        // Shed meanwhile: it is closing and holds no place.
-        share.fetch_sub(1, Ordering::AcqRel);
+        let moved_from = charge.replace(Arc::clone(share));
+        self.charged_to
+            .store(Arc::as_ptr(share).cast_mut(), Ordering::Release);
+        drop(charge);
+        if let Some(old) = moved_from {
+            old.give_back();
+        }
+        share.enlist(self, limit);
         true
     }
 
-    /// Whether no request has authenticated it yet.
-    pub(crate) fn is_unauthenticated(&self) -> bool {
-        self.is_pending()
+    /// Whether it is charged to `share` now.
+    pub(super) fn is_charged_to(&self, share: &SessionShare) -> bool {
+        std::ptr::eq(self.charged_to.load(Ordering::Acquire), share)
+    }
+
+    /// Its session was revoked: asks it to answer the request in service,
+    /// if any, and close.
+    pub(super) fn close(&self) {
+        // The flag first: a task that registers for the signal after this
+        // reads it.
+        self.revoked.store(true, Ordering::Release);
+        self.revoked_signal.notify_waiters();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub(super) fn is_revoked(&self) -> bool {
+        self.revoked.load(Ordering::Acquire)
+    }
+
+    /// Resolves when [`close`](Self::close) is called after this future is
+    /// first polled; read [`is_revoked`](Self::is_revoked) after that poll.
+    pub(super) fn revoked(&self) -> tokio::sync::futures::Notified<'_> {
+        self.revoked_signal.notified()
     }
 
     /// Whether the kernel says user `uid` owns the client's end (see
-    /// `peer_user.rs`); true for a connection without addresses.
+    /// `peer_user.rs`); true for a connection without addresses. Asked of
+    /// the kernel once: a yes is kept for the connection's later requests.
     pub(crate) fn comes_from(&self, uid: u32) -> bool {
-        match self.addresses {
+        if self.peer_verified.load(Ordering::Relaxed) {
+            return true;
+        }
+        let verified = match self.addresses {
             Some((local, peer)) => crate::conn::peer_user::peer_uid(local, peer) == Some(uid),
             None => true,
+        };
+        if verified {
+            self.peer_verified.store(true, Ordering::Relaxed);
         }
+        verified
     }
 
     /// Resolves when the connection has been shed.
@@ -307,8 +358,12 @@ impl Drop for Admitted {
         if self.connection.state.swap(ENDED, Ordering::Relaxed) != SHED {
             table.held -= 1;
         }
-        if let Some(share) = self.connection.share.get() {
-            share.fetch_sub(1, Ordering::AcqRel);
+        let charge = self.connection.charge.lock();
+        if let Some(share) = charge.unwrap_or_else(PoisonError::into_inner).take() {
+            self.connection
+                .charged_to
+                .store(std::ptr::null_mut(), Ordering::Release);
+            share.give_back();
         }
         table.tasks -= 1;
         let idle = table.tasks == 0;
@@ -328,7 +383,7 @@ mod tests {
     /// the newcomer is refused; ending connections free their slots.
     #[test]
     fn authenticated_connections_always_win() {
-        let share = Arc::new(AtomicUsize::new(0));
+        let share = Arc::new(SessionShare::default());
         let admission = Arc::new(Admission::new(3));
         let a = admission.admit(None).unwrap();
         let b = admission.admit(None).unwrap();
@@ -360,7 +415,7 @@ mod tests {
         assert!(!e.connection().is_shed());
         drop((a, d, e));
         assert_eq!(admission.held(), 0);
-        assert_eq!(share.load(Ordering::Relaxed), 0, "every place given back");
+        assert_eq!(share.held(), 0, "every place given back");
     }
 
     /// A session holds at most its share of authenticated connections; the
@@ -368,7 +423,10 @@ mod tests {
     /// place back.
     #[test]
     fn a_session_holds_at_most_its_share() {
-        let (hog, other) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (hog, other) = (
+            Arc::<SessionShare>::default(),
+            Arc::<SessionShare>::default(),
+        );
         let admission = Arc::new(Admission::new(4));
         let a = admission.admit(None).unwrap();
         let b = admission.admit(None).unwrap();
@@ -377,25 +435,72 @@ mod tests {
         assert!(b.connection().authenticate(&hog, 2));
         assert!(!c.connection().authenticate(&hog, 2), "past its share");
         assert!(c.connection().is_pending());
-        assert!(a.connection().authenticate(&other, 2), "already in");
         let d = admission.admit(None).unwrap();
         assert!(d.connection().authenticate(&other, 2));
         let e = admission.admit(None).expect("c, refused, is shed for it");
         assert!(c.connection().is_shed());
-        assert_eq!(
-            (hog.load(Ordering::Relaxed), other.load(Ordering::Relaxed)),
-            (2, 1)
-        );
+        assert_eq!((hog.held(), other.held()), (2, 1));
         drop(a);
         assert!(
             e.connection().authenticate(&hog, 2),
             "a place was given back"
         );
         drop((b, c, d, e));
-        assert_eq!(
-            (hog.load(Ordering::Relaxed), other.load(Ordering::Relaxed)),
-            (0, 0)
+        assert_eq!((hog.held(), other.held()), (0, 0));
+    }
+
+    /// A request with another session's bearer moves its connection to
+    /// that session, within that session's share; a full one refuses it
+    /// and the connection stays where it was.
+    #[test]
+    fn a_connection_is_charged_to_the_bearer_it_presents() {
+        let (first, second) = (
+            Arc::<SessionShare>::default(),
+            Arc::<SessionShare>::default(),
         );
+        let admission = Arc::new(Admission::new(4));
+        let a = admission.admit(None).unwrap();
+        let b = admission.admit(None).unwrap();
+        assert!(a.connection().authenticate(&first, 1));
+        assert!(b.connection().authenticate(&second, 1));
+        assert!(
+            !a.connection().authenticate(&second, 1),
+            "the second session's share is full"
+        );
+        assert!(a.connection().is_charged_to(&first));
+        drop(b);
+        assert!(a.connection().authenticate(&second, 1), "moved");
+        assert!(a.connection().is_charged_to(&second));
+        assert_eq!((first.held(), second.held()), (0, 1));
+        assert!(a.connection().authenticate(&first, 1), "and back");
+        assert_eq!((first.held(), second.held()), (1, 0));
+        drop(a);
+        assert_eq!((first.held(), second.held()), (0, 0));
+    }
+
+    /// Revoking a session closes the connections charged to it, not those
+    /// moved away, and any charged to it afterwards.
+    #[test]
+    fn revocation_closes_the_sessions_connections() {
+        let (revoked, kept) = (
+            Arc::<SessionShare>::default(),
+            Arc::<SessionShare>::default(),
+        );
+        let admission = Arc::new(Admission::new(4));
+        let (a, b) = (
+            admission.admit(None).unwrap(),
+            admission.admit(None).unwrap(),
+        );
+        assert!(a.connection().authenticate(&revoked, 4));
+        assert!(b.connection().authenticate(&revoked, 4));
+        assert!(b.connection().authenticate(&kept, 4));
+        revoked.revoke();
+        let closed = |admitted: &Admitted| admitted.connection().is_revoked();
+        assert!(closed(&a), "charged to the revoked session: closed");
+        assert!(!closed(&b), "moved away before: open");
+        let late = admission.admit(None).unwrap();
+        assert!(late.connection().authenticate(&revoked, 4));
+        assert!(closed(&late), "charged after the revocation: closed");
     }
 
     /// A flood of pending connections keeps the queue bounded, and the

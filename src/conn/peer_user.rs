@@ -18,10 +18,18 @@
 //!   "The peer-user check".) The socket is
 //!   non-blocking; the kernel queues its answer before the request's
 //!   `write` returns, so the `read` after it never waits.
-//! - **When**: once per connection, on its first request that presents a
-//!   live bearer (later requests ride on the connection's authentication),
-//!   so connections without a bearer — a flood — cost nothing more.
+//! - **When**: once per connection, on its first request that carries
+//!   `Authorization`, before the bearer is looked at (a yes is kept for
+//!   the connection's later requests): another user then gets the same
+//!   403 for a live bearer and a dead one, and learns nothing of it.
+//!   Connections that send no `Authorization` cost nothing more.
 //!   `benches/server_cpu.rs` measures the per-connection cost.
+//! - **Who counts**: only a socket a process still holds (an inode, and a
+//!   state a connected socket has). A client that closes right after its
+//!   request leaves a remnant the kernel reports as uid 0, which a root
+//!   host would otherwise take for its own user.
+//! - **Dual stack**: an `AF_INET6` client connected to `::ffff:127.0.0.1`
+//!   (the JDK's and .NET's default) is looked up in its own family.
 //! - **Failing closed**: once the host found its own listener at bind, a
 //!   connection whose peer socket cannot be found is refused too. Where the
 //!   listener is not found at bind (another platform, a kernel without
@@ -52,10 +60,37 @@ pub(crate) fn listener_uid(local: SocketAddr) -> Option<u32> {
 }
 
 /// The uid that owns the client's end of the connection from `peer` to
-/// `local`, if the kernel says so.
+/// `local`, if the kernel names a live socket with an owner there.
+///
+/// The client's socket may be of the other family than the host's end: a
+/// dual-stack `AF_INET6` socket connected to `::ffff:127.0.0.1` (Java's
+/// and .NET's default) reaches an IPv4 listener, whose end sees an IPv4
+/// peer. So an IPv4 connection is looked up as IPv4, then as v4-mapped
+/// IPv6. Both lookups name the same four addresses, which one TCP
+/// connection at most can hold.
 pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
-    let socket = diag_socket(peer, local)?;
-    (socket.remote == Some(local)).then_some(socket.uid)
+    as_each_family(local, peer)
+        .into_iter()
+        .flatten()
+        .find_map(|(local, peer)| {
+            let socket = diag_socket(peer, local)?;
+            (socket.remote == Some(local) && socket.has_a_live_owner()).then_some(socket.uid)
+        })
+}
+
+/// The connection's two ends as a client socket of each family names them:
+/// as accepted, then, when both are IPv4 (or v4-mapped), in the other
+/// family.
+fn as_each_family(local: SocketAddr, peer: SocketAddr) -> [Option<(SocketAddr, SocketAddr)>; 2] {
+    let other = |address: SocketAddr| -> Option<SocketAddr> {
+        let ip = match address.ip() {
+            IpAddr::V4(v4) => IpAddr::V6(v4.to_ipv6_mapped()),
+            IpAddr::V6(v6) => IpAddr::V4(v6.to_ipv4_mapped()?),
+        };
+        Some(SocketAddr::new(ip, address.port()))
+    };
+    let swapped = other(local).zip(other(peer));
+    [Some((local, peer)), swapped]
 }
 
 /// What the kernel answered about one TCP socket.
@@ -65,6 +100,21 @@ struct DiagSocket {
     /// Its remote end; `None` when it has none (a listener).
     remote: Option<SocketAddr>,
     uid: u32,
+    /// The socket's inode: 0 once no process holds it.
+    inode: u32,
+}
+
+impl DiagSocket {
+    /// Whether a process still holds this socket, so that its uid names
+    /// someone. A client that closed its end leaves a socket the kernel
+    /// still reports for a while: orphaned (inode 0) or a `TIME_WAIT`
+    /// remnant, which the kernel reports as owned by uid 0 — root's uid. A
+    /// host running as root would take that for its own user, and serve a
+    /// request another user sent just before closing. Only a socket with
+    /// an inode, in a state a process's connected socket has, counts.
+    fn has_a_live_owner(&self) -> bool {
+        self.inode != 0 && LIVE_CLIENT_STATES.contains(&self.state)
+    }
 }
 
 // From <linux/netlink.h>, <linux/sock_diag.h>, <linux/inet_diag.h>.
@@ -77,6 +127,11 @@ const AF_INET6: u8 = 10;
 const NO_COOKIE: [u8; 8] = [0xff; 8];
 /// `TCP_LISTEN` in `include/net/tcp_states.h`.
 const TCP_LISTEN: u8 = 10;
+/// The states of a connected socket a process may still hold, from the same
+/// header: `ESTABLISHED`, `FIN_WAIT1` and `FIN_WAIT2` (it shut down its
+/// sending side), `CLOSE_WAIT`, `LAST_ACK`, `CLOSING`. Not `TIME_WAIT` or
+/// `CLOSE`, which no held socket is in.
+const LIVE_CLIENT_STATES: [u8; 6] = [1, 4, 5, 8, 9, 11];
 
 /// `struct nlmsghdr` (16 bytes) + `struct inet_diag_req_v2` (56).
 const REQUEST_LEN: usize = 72;
@@ -139,6 +194,7 @@ fn parse_answer(answer: &[u8], own: SocketAddr) -> Option<DiagSocket> {
         remote: (remote.port() != 0).then_some(remote),
         // After the sockid: expires, rqueue, wqueue, uid, inode.
         uid: word(80),
+        inode: word(84),
     })
 }
 
@@ -271,12 +327,14 @@ mod tests {
         answer[24..28].copy_from_slice(&[127, 0, 0, 1]);
         answer[40..44].copy_from_slice(&[127, 0, 0, 2]);
         answer[80..84].copy_from_slice(&1000u32.to_ne_bytes());
+        answer[84..88].copy_from_slice(&4242u32.to_ne_bytes());
         assert_eq!(
             parse_answer(&answer, own),
             Some(DiagSocket {
                 state: 1,
                 remote: Some("127.0.0.2:443".parse().unwrap()),
-                uid: 1000
+                uid: 1000,
+                inode: 4242,
             })
         );
         assert_eq!(
@@ -305,5 +363,68 @@ mod tests {
         assert_eq!(peer_uid(local, peer), Some(me), "the client's end is found");
         let stranger: SocketAddr = "127.0.0.1:1".parse().unwrap();
         assert_eq!(peer_uid(local, stranger), None);
+    }
+
+    fn my_uid() -> u32 {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata("/proc/self").unwrap().uid()
+    }
+
+    /// Every socket a loopback client may open is found: an `AF_INET6`
+    /// client of an IPv4 listener (v4-mapped), an `AF_INET` client of a
+    /// v4-mapped IPv6 listener, and plain IPv6.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn finds_dual_stack_clients() {
+        let cases = [
+            ("127.0.0.1:0", "[::ffff:127.0.0.1]"),
+            ("127.0.0.1:0", "127.0.0.1"),
+            ("[::ffff:127.0.0.1]:0", "127.0.0.1"),
+            ("[::ffff:127.0.0.1]:0", "[::ffff:127.0.0.1]"),
+            ("[::1]:0", "[::1]"),
+        ];
+        for (listen, connect) in cases {
+            let Ok(listener) = std::net::TcpListener::bind(listen) else {
+                continue; // no IPv6 here
+            };
+            let port = listener.local_addr().unwrap().port();
+            let to: SocketAddr = format!("{connect}:{port}").parse().unwrap();
+            let _client = std::net::TcpStream::connect(to).unwrap();
+            let (_server, peer) = listener.accept().unwrap();
+            let local = listener.local_addr().unwrap();
+            assert_eq!(
+                peer_uid(local, peer),
+                Some(my_uid()),
+                "listening on {listen}, connected to {to}"
+            );
+        }
+    }
+
+    /// A client that closed its end is no one: the kernel still reports its
+    /// socket for a while (orphaned, then `TIME_WAIT`, with uid 0 and inode
+    /// 0), and a root host must not take that for its own user.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_closed_client_socket_has_no_owner() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let local = listener.local_addr().unwrap();
+        let client = std::net::TcpStream::connect(local).unwrap();
+        let (server, peer) = listener.accept().unwrap();
+        assert_eq!(peer_uid(local, peer), Some(my_uid()));
+        drop(client);
+        // The kernel still reports the closed socket, without an inode.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let remnant = loop {
+            match diag_socket(peer, local) {
+                Some(socket) if socket.inode == 0 => break socket,
+                _ if std::time::Instant::now() > deadline => {
+                    panic!("the closed socket was not reported without an inode")
+                }
+                _ => std::thread::sleep(std::time::Duration::from_millis(1)),
+            }
+        };
+        assert!(!remnant.has_a_live_owner(), "{remnant:?}");
+        assert_eq!(peer_uid(local, peer), None);
+        drop(server);
     }
 }

@@ -14,7 +14,8 @@ pub(crate) enum Rejection {
     Forbidden(&'static str),
     /// A live bearer whose session holds its share of connections.
     SessionFull,
-    /// A live bearer on a connection another local user opened.
+    /// `Authorization`, live or not, on a connection another local user
+    /// opened.
     OtherUser,
     /// A header that must appear at most once appeared twice.
     Ambiguous(&'static str),

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 1 | exactly one `Host`, naming the loopback listener, and the request target's authority, if it has one (absolute form), likewise; at most one `Origin`, allowed if present | 400 (two of one header), 403 |
 //! | 2 | the path is `/mcp` | 404 |
-//! | 3 | exactly one `Authorization: Bearer …`, live (before the body is read) | 401 |
+//! | 3 | when the host checks the peer user and the request carries `Authorization`: the connection's client is the host's own user (asked of the kernel once per connection, before the bearer is looked at, so a live and a dead bearer get the same answer); then exactly one `Authorization: Bearer …`, live (before the body is read); then the connection is charged to that bearer's session, moving there from another's if need be, within its share (`conn/session_share.rs`) | 403 (another local user); 401; 429 (the session holds its share) |
 //! | 4 | at most one `Mcp-Session-Id`; the method is `POST`, `GET` with `Accept: text/event-stream` on a session whose surface can change (the legacy stream of list changes, see `mcp/subscriptions.rs`), or `DELETE` with an `Mcp-Session-Id` outside the 2026-07-28 era (ends that MCP session: 200, empty) | 400 (two ids); 405 with `Allow: GET, POST, DELETE` (or `Allow: POST, DELETE` when the session offers no stream); 404 `-32001` for a GET or DELETE whose id names no open MCP session of this bearer's; 409 past `max_streams_per_session` |
 //! | 5 | exactly one `Content-Type`, `application/json` | 400 (two), 415 |
 //! | 6 | `Accept`, if present, admits `application/json` | 406 |
@@ -22,10 +22,11 @@
 //!
 //! Every error body is a JSON-RPC error object with `"id": null` (the
 //! request was not read, or not readable), so clients can show the message.
-//! A rejection made before the bearer was accepted (steps 1–3) also closes
-//! the connection (`Connection: close`), so a probe holds no slot past its
-//! answer; a request with a live bearer marks its connection authenticated,
-//! which no flood can displace (`conn/admission.rs`). After step 7 the body's
+//! A rejection made before the bearer was accepted (steps 1–3, the 403 and
+//! 429 of step 3 among them) also closes the connection (`Connection:
+//! close`), so a probe holds no slot past its answer; a request with a
+//! live bearer marks its connection authenticated, which no flood can
+//! displace (`conn/admission.rs`). After step 7 the body's
 //! JSON must also fit `max_parsed_bytes` once parsed (413, see
 //! `jsonrpc/json_scan.rs`).
 //! The 401 is the same bytes for a missing, malformed, unknown or revoked
@@ -121,20 +122,30 @@ pub(crate) async fn serve(
     Ok(response)
 }
 
-/// The connection's first request with a live bearer: its client's user
-/// (when the host checks it), then a place in the session's share. Later
-/// requests ride on the connection's authentication.
-fn authenticate_connection(
+/// Step 3's first half, on a request that carries `Authorization`: when
+/// the host checks, the kernel must say the host's own user opened the
+/// connection (asked once per connection). Before the bearer is looked at,
+/// so another user gets the same 403 for a live bearer and a dead one.
+fn check_peer_user(
     shared: &Shared,
     connection: &Connection,
+    authorization: Header<'_>,
+) -> Result<(), Rejection> {
+    match shared.peer_user {
+        Some(uid) if authorization != Header::Absent && !connection.comes_from(uid) => {
+            Err(Rejection::OtherUser)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Step 3's second half: the request is charged to the session whose
+/// bearer it presents, within its share (`conn/session_share.rs`).
+fn charge_connection(
+    shared: &Shared,
+    connection: &Arc<Connection>,
     lease: &Lease,
 ) -> Result<(), Rejection> {
-    if shared
-        .peer_user
-        .is_some_and(|uid| !connection.comes_from(uid))
-    {
-        return Err(Rejection::OtherUser);
-    }
     let limit = shared.config.connections_per_session();
     if connection.authenticate(&lease.session.connections, limit) {
         Ok(())
@@ -146,7 +157,7 @@ fn authenticate_connection(
 /// The steps of the table above, in order.
 async fn serve_checked(
     shared: &Arc<Shared>,
-    connection: &Connection,
+    connection: &Arc<Connection>,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Rejection> {
     let (parts, body) = request.into_parts();
@@ -155,10 +166,9 @@ async fn serve_checked(
     if parts.uri.path() != ENDPOINT {
         return Err(Rejection::NotFound);
     }
+    check_peer_user(shared, connection, headers.authorization)?;
     let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
-    if connection.is_unauthenticated() {
-        authenticate_connection(shared, connection, &lease)?;
-    }
+    charge_connection(shared, connection, &lease)?;
     let mcp_session = find_mcp_session(&lease, headers.session_id)?;
     let session = match &mcp_session {
         None => SessionHandle::Absent,

@@ -99,13 +99,35 @@ pub(crate) fn too_many_streams(limit: usize) -> ErrorObject {
     .with_data(serde_json::json!({"maxStreamsPerSession": limit}))
 }
 
-/// Longest string id a `subscriptions/listen` may have. The stream keeps
-/// its messages pre-rendered for its whole life, each with the id in it
-/// (the acknowledgement, the change notice, the closing result): without a
+/// Longest id a `subscriptions/listen` may have, as the JSON text the
+/// stream writes (quotes and escapes included: an id of control
+/// characters takes six bytes each once written). The stream keeps its
+/// messages pre-rendered for its whole life, each with the id in it (the
+/// acknowledgement, the change notice, the closing result): without a
 /// bound, four listens with 4 MiB ids held 66 MB until their client left.
 /// Clients use counters and UUIDs; 256 bytes leaves room for far more.
 /// The refusal names no id: echoing it would write the long id back.
 const MAX_LISTEN_ID_BYTES: usize = 256;
+
+/// Whether `id`, written as JSON, is over [`MAX_LISTEN_ID_BYTES`]. Counted
+/// without writing it: a 4 MiB id is not copied to be refused.
+fn id_too_long(id: &Value) -> bool {
+    let Some(text) = id.as_str() else {
+        return false; // a number or null: a few bytes at most
+    };
+    if text.len() + 2 > MAX_LISTEN_ID_BYTES {
+        return true;
+    }
+    let escapes: usize = text
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    text.len() + escapes + 2 > MAX_LISTEN_ID_BYTES
+}
 
 /// `subscriptions/listen` (2026-07-28): an SSE stream that acknowledges
 /// the honoured filter (only `toolsListChanged` is ever honoured; other
@@ -121,8 +143,7 @@ pub(super) fn listen(
     if !lease.is_live() {
         return Handled::Revoked;
     }
-    let long_id = |id: &str| id.len() > MAX_LISTEN_ID_BYTES;
-    if respond.id.as_str().is_some_and(long_id) {
+    if id_too_long(respond.id) {
         return refuse_long_id(out);
     }
     if !may_stream {
@@ -169,7 +190,7 @@ pub(super) fn listen(
 fn refuse_long_id(out: &mut Vec<u8>) -> Handled {
     let error = ErrorObject::new(
         code::INVALID_REQUEST,
-        "subscriptions/listen's id is kept for the stream's whole life: it may be at most 256 bytes",
+        "subscriptions/listen's id is kept for the stream's whole life: written as JSON, it may be at most 256 bytes",
     );
     jsonrpc::write_error(out, None, &error);
     Handled::Wrote(ReplyClass::Malformed)
@@ -226,4 +247,35 @@ fn closing_result(respond: Respond<'_>) -> Vec<u8> {
     write_subscription_meta(&mut out, respond.id, Some(server));
     jsonrpc::close_result(&mut out);
     out
+}
+
+#[cfg(test)]
+mod id_length_tests {
+    use super::*;
+
+    /// The count agrees with what is written, escapes included, at the
+    /// limit and one byte past it.
+    #[test]
+    fn an_id_is_measured_as_written() {
+        let samples = [
+            "i".repeat(254),
+            "\u{1}".repeat(42),
+            "\"\\\n\r\t\u{8}\u{c}".repeat(18),
+            "é".repeat(127),
+            "\u{7f}".repeat(254),
+        ];
+        for base in samples {
+            for extra in ["", "i"] {
+                let id = Value::String(format!("{base}{extra}"));
+                let written = serde_json::to_vec(&id).unwrap().len();
+                assert_eq!(
+                    id_too_long(&id),
+                    written > MAX_LISTEN_ID_BYTES,
+                    "{written} bytes"
+                );
+            }
+        }
+        assert!(id_too_long(&Value::String("\u{1}".repeat(256))));
+        assert!(!id_too_long(&serde_json::json!(u64::MAX)));
+    }
 }

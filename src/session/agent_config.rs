@@ -195,7 +195,8 @@ impl ToolSession {
 /// Writes `config` to a new file in `dir`, readable by its owner alone
 /// (mode 0600 on Unix), and returns its path.
 ///
-/// The name ends in random hex, and the file must not exist yet
+/// `dir` is resolved first (`canonicalize`): the path returned names no
+/// symlink. The name ends in random hex, and the file must not exist yet
 /// (`create_new`, which also refuses to follow a symlink planted at that
 /// path), so no other local user can make the host write elsewhere or read
 /// the bearer.
@@ -207,6 +208,9 @@ pub(crate) fn write_config_file(
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).expect("the operating system's random generator failed");
     let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+    // Resolved, so the path names no symlink another user could swap, and
+    // every directory above it is the one checked.
+    let dir = fs::canonicalize(dir).map_err(Error::config_file)?;
     let path = dir.join(format!("embacle-mcp-{}-{hex}.json", runner.file_stem()));
     create_private(&path, config.to_string().as_bytes()).map_err(Error::config_file)?;
     Ok(path)
@@ -237,6 +241,13 @@ fn create_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// server of their choosing): one this process's user does not own, or
 /// one that its group or others may write, sticky bit or not. The new
 /// file, still empty, says who this process's user is.
+///
+/// Every directory above it is checked too, up to the root, as OpenSSH's
+/// `StrictModes` does: one that another user owns (root aside), or that
+/// its group or others may write without the sticky bit, lets them rename
+/// the directory away and put one of their own, with a file of their own,
+/// at the path the agent is given. `dir` is checked as it resolves
+/// (`canonicalize`), which is the path the file is given by.
 #[cfg(unix)]
 fn check_directory(path: &Path, file: &fs::File) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
@@ -251,15 +262,47 @@ fn check_directory(path: &Path, file: &fs::File) -> std::io::Result<()> {
     } else if theirs.mode() & 0o022 != 0 {
         format!("others may write to it (mode {:o})", theirs.mode() & 0o7777)
     } else {
-        return Ok(());
+        return check_ancestors(dir, ours.uid());
     };
-    Err(std::io::Error::new(
+    Err(not_private(dir, &why))
+}
+
+/// Each directory above `dir`: owned by `uid` or root, and writable by no
+/// one else unless sticky.
+#[cfg(unix)]
+fn check_ancestors(dir: &Path, uid: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for ancestor in dir.ancestors().skip(1) {
+        let meta = fs::metadata(ancestor)?;
+        let mode = meta.mode() & 0o7777;
+        let why = if meta.uid() != uid && meta.uid() != 0 {
+            format!(
+                "{} above it belongs to uid {}",
+                ancestor.display(),
+                meta.uid()
+            )
+        } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            format!(
+                "others may write to {} above it (mode {mode:o}, not sticky), so they may rename it away",
+                ancestor.display()
+            )
+        } else {
+            continue;
+        };
+        return Err(not_private(dir, &why));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn not_private(dir: &Path, why: &str) -> std::io::Error {
+    std::io::Error::new(
         std::io::ErrorKind::PermissionDenied,
         format!(
             "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
             dir.display()
         ),
-    ))
+    )
 }
 
 #[cfg(not(unix))]

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use crate::auth::Bearer;
 use crate::auth::{RevocationSlab, SlotRef};
 use crate::config::ToolHostConfig;
+use crate::conn::SessionShare;
 use crate::protocol::ServerInfo;
 use crate::state::entry::EntryGate;
 use crate::state::in_flight::InFlightCalls;
@@ -165,8 +166,9 @@ pub(crate) struct SessionState {
     pub(crate) calls_served: AtomicU64,
     /// The `tools/list` requests answered, and the wait for the first.
     pub(crate) listings: Listings,
-    /// Its authenticated connections, at most `connections_per_session`.
-    pub(crate) connections: Arc<AtomicUsize>,
+    /// Its authenticated connections, at most `connections_per_session`,
+    /// closed when it is revoked.
+    pub(crate) connections: Arc<SessionShare>,
     pub(crate) id: SessionId,
     /// The session's calls in flight, for cancellation.
     pub(crate) in_flight: InFlightCalls,

@@ -27,6 +27,18 @@ pub use http::{event_json, Conn, EventStream, RawResponse};
 #[allow(unused_imports)]
 pub use surface::{refusal_payload, RecordingSurface, REFUSAL, TOOL_NAMES};
 
+/// Says that a test's case did not run, and why, past the harness's
+/// capture (so a skip does not look like a pass); where the environment
+/// sets `EMBACLE_NO_SKIP` (CI does), fails the test instead.
+pub fn skipped(why: &str) {
+    assert!(
+        std::env::var_os("EMBACLE_NO_SKIP").is_none(),
+        "{why}, and EMBACLE_NO_SKIP is set: this case must run"
+    );
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
+}
+
 /// Every await in a test runs under this bound, so a hang fails the test.
 pub const STEP: Duration = Duration::from_secs(10);
 

@@ -1,0 +1,102 @@
+//! A session's share of the host's connection slots: which authenticated
+//! connections are charged to it, at most `connections_per_session`.
+//!
+//! **Every request is charged to the session whose bearer it presents.** A
+//! connection is charged to one session at a time: the session of the
+//! first live bearer it presented. A later request on it that presents
+//! another session's live bearer *moves* the connection to that session,
+//! within that session's share (429 when it is full; the connection then
+//! stays where it was). Moving rather than refusing is deliberate: an agent
+//! process keeps one HTTP pool per origin, and when it opens a new ACP
+//! session (a new bearer, the same URL) its pool reuses the keep-alive
+//! connections of the last one, as Node's `fetch` does; refusing them
+//! would fail that session's first calls. What moving does not allow is
+//! the old hole, where a connection charged to one session served another
+//! without counting against it.
+//!
+//! **A revoked session's connections close.** When its guard drops, every
+//! connection still charged to it is closed (after the bearer is revoked,
+//! so nothing is served on them in between): a dead session holds no slot,
+//! and no connection opened under it lingers for another bearer to reuse.
+//!
+//! The hot path — a request on a connection already charged to its
+//! bearer's session — is one atomic load and a pointer compare. Moving, and
+//! the first charge, take the share's member list lock; revocation takes it
+//! once.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use crate::conn::admission::Connection;
+
+/// The connections charged to one session.
+#[derive(Debug, Default)]
+pub(crate) struct SessionShare {
+    /// How many connections are charged here now.
+    held: AtomicUsize,
+    /// Set when the session is revoked, before its connections are closed.
+    revoked: AtomicBool,
+    /// The connections charged here, and some since moved or ended (pruned
+    /// as it grows), to close when the session is revoked.
+    members: Mutex<Vec<Weak<Connection>>>,
+}
+
+impl SessionShare {
+    /// Connections charged here now.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// The session's bearer was revoked: closes every connection still
+    /// charged to it, and any charged to it later (a request that took its
+    /// lease just before the revocation).
+    pub(crate) fn revoke(self: &Arc<Self>) {
+        self.revoked.store(true, Ordering::SeqCst);
+        let members = std::mem::take(&mut *self.lock());
+        for connection in members.iter().filter_map(Weak::upgrade) {
+            if connection.is_charged_to(self) {
+                connection.close();
+            }
+        }
+    }
+
+    /// Takes a place for one more connection, unless `limit` are held.
+    pub(super) fn take_place(&self, limit: usize) -> bool {
+        // Counted first, so two connections racing for the last place
+        // cannot both take it.
+        if self.held.fetch_add(1, Ordering::AcqRel) >= limit {
+            self.held.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// Gives back a place taken with `take_place`.
+    pub(super) fn give_back(&self) {
+        self.held.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Records `connection`, just charged here, so that revocation finds
+    /// it; closes it at once when the session was revoked meanwhile.
+    pub(super) fn enlist(self: &Arc<Self>, connection: &Arc<Connection>, limit: usize) {
+        {
+            let mut members = self.lock();
+            // Moved away or ended: prune, so moving back and forth keeps
+            // the list within about twice the share.
+            if members.len() >= 2 * limit.clamp(4, 1 << 16) {
+                members.retain(|m| m.upgrade().is_some_and(|c| c.is_charged_to(self)));
+            }
+            members.push(Arc::downgrade(connection));
+        }
+        // `revoke` sets the flag before it takes the list: either it saw
+        // this connection, or this load sees the flag.
+        if self.revoked.load(Ordering::SeqCst) {
+            connection.close();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Weak<Connection>>> {
+        self.members.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
