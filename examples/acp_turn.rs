@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT]... [--permission allow|deny]
-//!     [--config-file copilot-cli] [--mcp-via HOST:PORT] -- AGENT_COMMAND [ARGS...]
+//!     [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME]
+//!     [--ping-after-exit] -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
 //!
@@ -23,12 +24,18 @@
 //!   bring-your-own-model one takes `COPILOT_PROVIDER_BASE_URL`,
 //!   `COPILOT_PROVIDER_TYPE=openai`, `COPILOT_PROVIDER_API_KEY` and
 //!   `COPILOT_MODEL`.
-//! - **Claude**, through Zed's adapter: `-- claude-agent-acp`, with
-//!   `ANTHROPIC_API_KEY` (or `ANTHROPIC_BASE_URL` for another endpoint).
-//!   `DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1
-//!   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` keep it quiet; as root,
+//! - **Claude**, through its adapter (`@agentclientprotocol/claude-agent-acp`):
+//!   `-- claude-agent-acp`, with `ANTHROPIC_API_KEY` (or `ANTHROPIC_BASE_URL`
+//!   for another endpoint). `DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1
+//!   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+//!   CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false` keep it quiet; as root,
 //!   `IS_SANDBOX` must be unset or `1`, or the CLI exits and `session/new`
-//!   fails. It asks permission for every MCP call.
+//!   fails. Its model loads MCP tools with `ToolSearch` before calling
+//!   them. By default (auto mode) it asks its own classifier, a model
+//!   request, about every MCP call, and this client is never asked;
+//!   `{"permissions":{"defaultMode":"default"}}` in
+//!   `$CLAUDE_CONFIG_DIR/settings.json` makes it ask this client instead.
+//!   With `--bearer-in-env NAME` the bearer stays off its command line.
 //! - **Gemini CLI**: `-- gemini --acp`, with `GEMINI_API_KEY` (or
 //!   `GOOGLE_GEMINI_BASE_URL`) and **`GEMINI_CLI_TRUST_WORKSPACE=true`**
 //!   (or `--skip-trust`): in a workspace it does not trust, it drops every
@@ -36,10 +43,15 @@
 //!   so. `privacy.usageStatisticsEnabled: false` in its settings stops its
 //!   usage statistics; `GEMINI_CLI_NO_RELAUNCH=true` saves a second Node
 //!   process. It asks permission for every MCP call.
-//! - **Codex**, through Zed's adapter: `-- codex-acp` (better, the native
-//!   binary it wraps, which a kill reaches), with `CODEX_HOME` holding a
-//!   `config.toml` whose provider has `wire_api = "responses"`. It asks
-//!   approval for tools without `readOnlyHint` only.
+//! - **Codex**, through its adapter (`@agentclientprotocol/codex-acp`,
+//!   which drives `codex app-server`): `-- codex-acp`, with `CODEX_PATH`
+//!   naming the native `codex` (else it runs the npm launcher) and
+//!   `CODEX_HOME` holding a `config.toml` whose provider has
+//!   `wire_api = "responses"`, and `[features] plugins = false` (else it
+//!   tries GitHub and ChatGPT). By default ("Auto review") it has its
+//!   guardian, a model request, review tools without `readOnlyHint`, and
+//!   this client is never asked; `INITIAL_AGENT_MODE=workspace-write` makes
+//!   it ask this client instead.
 //!
 //! The agent is spawned with this process's environment and spoken to in
 //! ACP v1 over its stdio (JSON-RPC 2.0, one message per line), written by
@@ -53,6 +65,11 @@
 //!    config file instead (`ToolSession::write_mcp_config`, in a directory
 //!    of this process's own, handed over with `Runner::config_args`), and
 //!    `mcpServers` is empty.
+//!    With `--bearer-in-env NAME`, the entry's `Authorization` reads
+//!    `Bearer ${NAME}` (`McpServers::with_bearer_from_env`) and the bearer
+//!    goes in `session/new`'s `_meta` as the session's environment, which
+//!    Claude's adapter passes to the Claude Code process it starts, and
+//!    Claude Code expands: the bearer is then on no command line.
 //!    With `--mcp-via HOST:PORT`, the entry's URL names that address
 //!    instead of the host's own: a forwarder in front of the host (the
 //!    tests put one there that refuses `server/discover`, as a 2025-only
@@ -65,7 +82,10 @@
 //!    `session/request_permission` is answered by `--permission`: allow
 //!    once (the default) or deny. Other agent requests (file system,
 //!    terminal) are refused: this client declares neither capability.
-//! 5. When the turn ends, the guard is dropped (the bearer dies, and any
+//! 5. With `--ping-after-exit`, once the agent has exited, a `ping` with
+//!    the bearer shows that the session outlived the agent's own MCP
+//!    session (Codex `DELETE`s its MCP session at exit).
+//! 6. When the turn ends, the guard is dropped (the bearer dies, and any
 //!    config file with it) and `calls_served()` is printed.
 //!
 //! Output lines start with a tag: `[agent]` (the agent's text), `[thought]`,
@@ -120,7 +140,8 @@ async fn main() {
 }
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT]... [--permission allow|deny] \
-[--config-file copilot-cli] [--mcp-via HOST:PORT] -- AGENT_COMMAND [ARGS...]";
+[--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME] [--ping-after-exit] \
+-- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
@@ -129,6 +150,11 @@ struct Args {
     allow: bool,
     config_file: Option<Runner>,
     mcp_via: Option<String>,
+    /// Keep the bearer out of the entry: `Bearer ${NAME}`, with `NAME` in
+    /// the session's environment (Claude's adapter).
+    bearer_in_env: Option<String>,
+    /// After the agent exits, ping the host with the bearer.
+    ping_after_exit: bool,
     agent: Vec<String>,
 }
 
@@ -139,6 +165,8 @@ impl Args {
             allow: true,
             config_file: None,
             mcp_via: None,
+            bearer_in_env: None,
+            ping_after_exit: false,
             agent: Vec::new(),
         };
         while let Some(arg) = args.next() {
@@ -161,6 +189,8 @@ impl Args {
                     })
                 }
                 "--mcp-via" => parsed.mcp_via = Some(value()?),
+                "--bearer-in-env" => parsed.bearer_in_env = Some(value()?),
+                "--ping-after-exit" => parsed.ping_after_exit = true,
                 "--" => {
                     parsed.agent = args.collect();
                     break;
@@ -203,16 +233,24 @@ async fn run(args: Args) -> Result<(), String> {
     };
     let mut agent = Agent::spawn(&agent_command, args.allow)?;
     let init = agent.initialize().await?;
+    let mut meta = None;
     let mcp_servers = match private_dir {
         Some(_) => {
             println!("[host] session/new with no mcpServers: the agent reads the config file");
             json!([])
         }
         None => {
-            let mut servers = session
-                .mcp_servers()
-                .for_acp_agent(&init)
-                .map_err(|e| e.to_string())?;
+            let entry = session.mcp_servers();
+            let mut servers = match &args.bearer_in_env {
+                Some(name) => {
+                    let (entry, env) = entry.with_bearer_from_env(name).map_err(|e| e.to_string())?;
+                    meta = Runner::ClaudeCode.session_new_meta(&env);
+                    println!("[host] the entry's header reads Bearer ${{{name}}}; {name} is in session/new's _meta");
+                    entry.for_acp_agent(&init)
+                }
+                None => entry.for_acp_agent(&init),
+            }
+            .map_err(|e| e.to_string())?;
             if let Some(via) = &args.mcp_via {
                 let url = format!("http://{via}/mcp");
                 println!(
@@ -225,12 +263,11 @@ async fn run(args: Args) -> Result<(), String> {
         }
     };
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
-    let new = agent
-        .request(
-            "session/new",
-            json!({"cwd": cwd, "mcpServers": mcp_servers}),
-        )
-        .await?;
+    let mut params = json!({"cwd": cwd, "mcpServers": mcp_servers});
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    let new = agent.request("session/new", params).await?;
     wait_for_first_listing(&session).await;
     for text in &args.prompts {
         let prompt =
@@ -243,6 +280,10 @@ async fn run(args: Args) -> Result<(), String> {
         );
     }
     agent.finish().await;
+    if args.ping_after_exit {
+        let status = ping(&host, &session).await;
+        println!("[host] after the agent exited, the bearer still answers: ping {status}");
+    }
 
     // The turn is over: revoke the bearer (and remove any config file),
     // then read the final count.
@@ -252,6 +293,36 @@ async fn run(args: Args) -> Result<(), String> {
         let _ = std::fs::remove_dir(dir);
     }
     Ok(())
+}
+
+/// A `ping` to the host with the session's bearer, as another client of
+/// the session would send it; the HTTP status, or 0 when none came. An
+/// agent that ends its MCP session at exit (Codex `DELETE`s it) ends that
+/// MCP session only: the bearer is the guard's, live until it drops.
+async fn ping(host: &ToolHost, session: &ToolSession) -> u16 {
+    use tokio::io::AsyncReadExt as _;
+    let servers = session.mcp_servers();
+    let authorization = servers.entries()[0].headers()[0].value().to_owned();
+    let addr = host.local_addr();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {authorization}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.ok()?;
+        std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+    };
+    tokio::time::timeout(Duration::from_secs(5), exchange)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(0)
 }
 
 /// Waits, up to [`LISTING_WAIT`], until the agent has listed the tools,

@@ -139,8 +139,11 @@ pub struct ToolHostConfig {
     /// 429) when a request on it presents that session's bearer, as an
     /// agent's HTTP pool does when its next ACP session reuses the last
     /// one's connections. When a session's guard drops, the connections
-    /// charged to it close (each once its request in service, if any, is
-    /// answered). `None` (the default) is half of
+    /// charged to it are charged to none and give their slots up to the
+    /// first newcomers that need them (they are pending again, shed
+    /// first); they are not closed at once, since the agent's pool may be
+    /// reusing one for another session at that moment. `None` (the
+    /// default) is half of
     /// `max_connections`, rounded up; at most `max_connections`. With many
     /// sessions busy at once, lower it so that their shares fit.
     pub max_connections_per_session: Option<usize>,

@@ -318,8 +318,7 @@ impl AcceptLoop {
 
     /// Admits one accepted connection and spawns its task, which ends when
     /// the connection does, when every connection is closed at once
-    /// (`close`), when admission sheds it or its session is revoked
-    /// (`conn/session_share.rs`), or when it goes
+    /// (`close`), when admission sheds it, or when it goes
     /// `header_read_timeout` without a request in service
     /// (`conn/idle_deadline.rs`).
     fn serve(
@@ -340,7 +339,7 @@ impl AcceptLoop {
             guarded_io(stream, &self.shared.config),
             connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
         );
-        let connection = drain.watch(connection, Arc::clone(admitted.connection()));
+        let connection = drain.watch(connection);
         // The connection runs in a task of its own, and a second task waits
         // for its end or for a reason to stop it (all connections closed,
         // this one shed, or timed out waiting for a head). Racing the two

@@ -124,7 +124,9 @@ mod util;
 pub use config::ToolHostConfig;
 pub use error::Error;
 pub use host::ToolHost;
-pub use session::{HttpHeader, McpServer, McpServers, Runner, ToolSession, MODEL_TOOL_NAME_LIMIT};
+pub use session::{
+    BearerEnv, HttpHeader, McpServer, McpServers, Runner, ToolSession, MODEL_TOOL_NAME_LIMIT,
+};
 pub use state::{ListChangedNotifier, SessionId};
 pub use surface::{
     CancelSignal, LogLevel, Logger, Progress, StaticSurface, ToolCall, ToolExecutor, ToolSurface,

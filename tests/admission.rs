@@ -295,30 +295,62 @@ async fn a_bearer_cannot_ride_on_another_sessions_connections() {
         held.push(conn);
     }
     assert!(served >= 95, "a third session got {served} of 100");
+    println!("the reuse attack: a third session got {served} of 100");
 }
 
-/// A revoked session's connections close, idle ones at once, and one with
-/// a call in flight once that call is answered.
+/// A revoked session's connections give their slots up: sessions A and B
+/// hold every slot (default config: 256, a share of 128 each), so a third
+/// session is refused; A's guard drops, its idle connections become
+/// pending, first to be shed, and the third session is served on fresh
+/// connections. One of A's, reused with A's dead bearer, gets 401.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_revoked_sessions_connections_close() {
+async fn a_revoked_sessions_connections_give_their_slots_up() {
     let mut fx = Fixture::new().await;
-    let mut idle = Vec::new();
-    for _ in 0..4 {
-        let mut conn = fx.conn().await;
-        assert_eq!(conn.send(&fx.post(PING)).await.status, 200);
-        idle.push(conn);
+    let share = ToolHostConfig::default().max_connections / 2;
+    let b = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let b_ping = post(fx.addr, &bearer_of(&b), PING);
+    let mut held = Vec::new();
+    for ping in [fx.post(PING), b_ping] {
+        for _ in 0..share {
+            let mut conn = fx.conn().await;
+            assert_eq!(conn.send(&ping).await.status, 200);
+            held.push(conn);
+        }
     }
-    let started = fx.surface.slow_started.notified();
-    let mut busy = fx.conn().await;
-    busy.write(&fx.post(&call_body(1, "slow", json!({})).to_string()))
-        .await;
-    within(started).await;
+    let c = fx.host.open_session(RecordingSurface::new()).unwrap();
+    let c_ping = post(fx.addr, &bearer_of(&c), PING);
+    let mut refused = fx.conn().await;
+    assert!(
+        within(refused.closed_by_server()).await,
+        "every slot is authenticated: refused"
+    );
     fx.revoke();
-    for conn in &mut idle {
-        assert!(within(conn.closed_by_server()).await);
+    let mut served = 0;
+    let mut kept = Vec::new();
+    for _ in 0..100 {
+        let mut conn = fx.conn().await;
+        if conn.send(&c_ping).await.status == 200 {
+            served += 1;
+        }
+        kept.push(conn);
     }
-    let answer = busy.read_response().await;
-    assert_eq!(answer.status, 202, "the cancelled call is answered first");
-    assert!(within(busy.closed_by_server()).await);
-    assert_eq!(fx.host.calls_in_flight(), 0);
+    assert!(served >= 95, "the third session got {served} of 100");
+    println!("after a full share's revocation: the third session got {served} of 100");
+    // A's connections: shed for C's, or still pending; on those, A's dead
+    // bearer is a 401.
+    let (mut shed, mut unauthorized) = (0, 0);
+    for conn in &mut held[..share] {
+        let _ = conn.try_write(&fx.post(PING)).await;
+        match within(conn.read_response_unbounded()).await {
+            None => shed += 1,
+            Some(r) => {
+                assert_eq!(r.status, 401, "A's connection, A's dead bearer");
+                unauthorized += 1;
+            }
+        }
+    }
+    assert!(
+        shed >= served && unauthorized > 0,
+        "{shed} shed, {unauthorized} 401"
+    );
 }

@@ -296,3 +296,42 @@ async fn every_directory_above_must_be_safe_too() {
     fixture.revoke();
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// `with_bearer_from_env`: the header reads `Bearer ${NAME}`, the variable
+/// holds the bearer (and only `Debug`-redacted), names a shell or Claude
+/// Code would not take are refused, and only Claude's adapter has a
+/// `session/new` `_meta` for it.
+#[tokio::test]
+async fn the_bearer_can_live_in_the_agents_environment() {
+    let fixture = fixture().await;
+    let servers = fixture.session().mcp_servers();
+    let (entry, env) = servers.with_bearer_from_env("TOOLS_BEARER").unwrap();
+    assert_eq!(
+        entry.entries()[0].headers()[0].value(),
+        "Bearer ${TOOLS_BEARER}"
+    );
+    assert_eq!(env.value(), fixture.bearer);
+    assert!(!format!("{env:?}").contains(&fixture.bearer));
+    assert!(!entry.to_value().to_string().contains(&fixture.bearer));
+    let meta = Runner::ClaudeCode.session_new_meta(&env).unwrap();
+    assert_eq!(
+        meta,
+        json!({"claudeCode": {"options": {"env": {"TOOLS_BEARER": fixture.bearer}}}})
+    );
+    for runner in [Runner::CopilotCli, Runner::GeminiCli, Runner::Codex] {
+        assert!(runner.session_new_meta(&env).is_none());
+    }
+    for bad in [
+        "",
+        "1ST",
+        "A-B",
+        "A B",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_X",
+        "OTEL_Y",
+        &"X".repeat(65),
+    ] {
+        let err = servers.with_bearer_from_env(bad).unwrap_err();
+        assert!(err.is_invalid_config(), "{bad:?}: {err}");
+    }
+}

@@ -7,7 +7,7 @@
 //! The mid-turn change: `unlock` adds `secret_echo`, and Copilot must offer
 //! it to the model in the request right after `unlock`'s result, on its
 //! 2026-07-28 path and on its 2025 path (behind
-//! `support::legacy_only_proxy`, which refuses `server/discover`).
+//! `support::mcp_proxy`, which refuses `server/discover`).
 //!
 //! Each test asserts on both sides: what the host's tools saw (the call and
 //! its arguments, `calls_served()`) and what the agent did (its tool-call
@@ -21,9 +21,10 @@ use std::path::Path;
 
 use serde_json::Value;
 use support::agents::{
-    agents_dir, demo_script, run_turn, Agent, BearerSeen, Turn, ONE_AT_A_TIME, VAULT,
+    agents_dir, demo_script, observe, observe_package, run_turn, Agent, BearerSeen, Turn,
+    ONE_AT_A_TIME, VAULT,
 };
-use support::legacy_only_proxy::LegacyOnlyProxy;
+use support::mcp_proxy::McpProxy;
 use support::scripted_model::ScriptedModel;
 
 /// The `role: tool` message of the model's second request.
@@ -109,6 +110,11 @@ async fn copilot_calls_a_tool_and_quotes_it() {
         BearerSeen::default(),
         "where the bearer showed up"
     );
+    observe_package("Copilot", "@github/copilot");
+    observe("Copilot", "model sees", "`demo-get_weather`");
+    observe("Copilot", "tool search", "none: every tool offered");
+    observe("Copilot", "the bearer", "kept in memory");
+    observe("Copilot", "outbound attempts", "none");
     println!("{}", turn.stdout);
 }
 
@@ -122,6 +128,11 @@ async fn copilot_carries_a_refusal_to_the_model() {
     turn.assert_has("[host] tool call delete_all_notes {}");
     turn.assert_has("[host] calls served: 1");
     turn.assert_has("[permission] delete_all_notes: allow_once");
+    observe(
+        "Copilot",
+        "permission flow",
+        "ACP permission for destructive tools",
+    );
     let reason = "deleting every note needs the user's confirmation in the app";
     let sent = tool_result_sent_to_model(&turn);
     assert!(sent.ends_with(reason), "{sent:?}");
@@ -190,6 +201,7 @@ async fn copilot_calls_a_tool_added_mid_turn() {
         return;
     };
     assert_same_turn(&turn);
+    observe("Copilot", "MCP it speaks", "2026-07-28 (`server/discover`)");
     println!("{}", turn.stdout);
 }
 
@@ -205,7 +217,7 @@ async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
     };
     let _one = ONE_AT_A_TIME.lock().await;
     let model = ScriptedModel::start(demo_script()).await;
-    let proxy = LegacyOnlyProxy::start().await;
+    let proxy = McpProxy::legacy_only().await;
     let via = proxy.addr.to_string();
     let turn = run_turn(
         &copilot(&dir, &model),
@@ -244,6 +256,18 @@ async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
     assert!(
         !seen.iter().any(|m| m == "subscriptions/listen"),
         "the 2025 path: {seen:?}"
+    );
+    let versions = proxy.requests().into_iter().filter_map(|s| s.version);
+    let after_fallback: Vec<String> = versions.skip(1).collect();
+    assert!(
+        !after_fallback.is_empty() && after_fallback.iter().all(|v| v == "2025-11-25"),
+        "{after_fallback:?}"
+    );
+    observe("Copilot", "MCP it speaks", "else 2025-11-25");
+    observe(
+        "Copilot",
+        "tool added mid-turn",
+        "called in the same turn (both eras)",
     );
     println!("{}\nthe forwarder saw: {seen:?}", turn.stdout);
 }

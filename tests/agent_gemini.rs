@@ -120,6 +120,11 @@ async fn gemini_calls_a_tool_and_quotes_it() {
         BearerSeen::default(),
         "where the bearer showed up"
     );
+    observe_package("Gemini", "@google/gemini-cli");
+    observe("Gemini", "model sees", "`mcp_demo_get_weather`");
+    observe("Gemini", "tool search", "none: every tool offered");
+    observe("Gemini", "the bearer", "kept in memory");
+    observe("Gemini", "outbound attempts", "none");
     println!("{}", turn.stdout);
 }
 
@@ -163,6 +168,11 @@ async fn gemini_denied_permission_reaches_no_tool() {
     );
     assert!(turn.lines("[host] tool call").is_empty(), "{}", turn.stdout);
     turn.assert_has("[host] calls served: 0");
+    observe(
+        "Gemini",
+        "permission flow",
+        "ACP permission for every MCP call",
+    );
 }
 
 /// A tool added mid-turn: Gemini CLI re-lists on the notice, and the host
@@ -188,6 +198,11 @@ async fn gemini_calls_a_tool_added_mid_turn() {
     );
     turn.assert_has("[agent] The tool said: From the vault: open sesame");
     turn.assert_has("[host] calls served: 2");
+    observe(
+        "Gemini",
+        "tool added mid-turn",
+        "re-lists; called in the same turn",
+    );
 }
 
 /// An untrusted workspace: Gemini CLI drops the server without a word;

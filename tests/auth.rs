@@ -114,9 +114,8 @@ async fn bearer_in_query_is_ignored() {
 }
 
 /// Dropping the guard revokes at once: a call succeeds (200), the guard is
-/// dropped, the keep-alive connection the call came on is closed by the
-/// host (a dead session holds no connection), the next call with the same
-/// bearer gets 401, and the surface is not reached again.
+/// dropped, the next call with the same bearer — even on the same
+/// keep-alive connection — gets 401, and the surface is not reached again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drop_revokes_immediately() {
     let mut fx = Fixture::new().await;
@@ -128,11 +127,7 @@ async fn drop_revokes_immediately() {
     assert_eq!(fx.host.live_sessions(), 1);
     fx.revoke();
     assert_eq!(fx.host.live_sessions(), 0);
-    assert!(
-        within(conn.closed_by_server()).await,
-        "the session's connection is closed"
-    );
-    let r = fx.send(&call).await;
+    let r = conn.send(&call).await;
     assert_eq!(r.status, 401);
     for method in ["tools/list", "ping", "initialize"] {
         let body = json!({"jsonrpc":"2.0","id":2,"method":method,"params":{"protocolVersion":"2025-11-25"}});

@@ -44,7 +44,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use tokio::sync::Notify;
 
@@ -67,10 +67,9 @@ pub(crate) struct Connection {
     state: AtomicU8,
     /// Raised when the connection is shed; its task closes it.
     shed: Notify,
-    /// Set, then raised, when the session it is charged to is revoked: it
-    /// answers the request in service and closes (`drain.rs`).
-    revoked: AtomicBool,
-    revoked_signal: Notify,
+    /// The table it holds a slot in, to queue it as pending again when the
+    /// session it is charged to is revoked (none in the harnesses).
+    admission: Weak<Admission>,
     /// Whether a request is in service, for the header read timeout.
     activity: Activity,
     /// The share of the session it is charged to (see `session_share.rs`),
@@ -91,16 +90,15 @@ impl Connection {
     /// A connection outside any table (the fuzz and bench harnesses).
     #[cfg(feature = "bench-internals")]
     pub(crate) fn detached() -> Arc<Self> {
-        Arc::new(Self::new(None))
+        Arc::new(Self::new(None, Weak::new()))
     }
 
-    fn new(addresses: Option<(SocketAddr, SocketAddr)>) -> Self {
+    fn new(addresses: Option<(SocketAddr, SocketAddr)>, admission: Weak<Admission>) -> Self {
         Self {
             addresses,
             state: AtomicU8::new(PENDING),
             shed: Notify::new(),
-            revoked: AtomicBool::new(false),
-            revoked_signal: Notify::new(),
+            admission,
             activity: Activity::new(),
             charge: Mutex::new(None),
             charged_to: AtomicPtr::new(std::ptr::null_mut()),
@@ -159,24 +157,33 @@ impl Connection {
         std::ptr::eq(self.charged_to.load(Ordering::Acquire), share)
     }
 
-    /// Its session was revoked: asks it to answer the request in service,
-    /// if any, and close.
-    pub(super) fn close(&self) {
-        // The flag first: a task that registers for the signal after this
-        // reads it.
-        self.revoked.store(true, Ordering::Release);
-        self.revoked_signal.notify_waiters();
-    }
-
-    /// Whether [`close`](Self::close) was called.
-    pub(super) fn is_revoked(&self) -> bool {
-        self.revoked.load(Ordering::Acquire)
-    }
-
-    /// Resolves when [`close`](Self::close) is called after this future is
-    /// first polled; read [`is_revoked`](Self::is_revoked) after that poll.
-    pub(super) fn revoked(&self) -> tokio::sync::futures::Notified<'_> {
-        self.revoked_signal.notified()
+    /// The session it is charged to, `share`, was revoked: it is charged to
+    /// none and pending again — sheddable, oldest first, for any newcomer
+    /// that needs its slot — until a request presents a live bearer on it.
+    /// It is not closed here: an agent's HTTP pool may be handing it to
+    /// another of its sessions at this very moment (see
+    /// `session_share.rs`).
+    pub(super) fn demote(self: &Arc<Self>, share: &SessionShare) {
+        let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
+        if !self.is_charged_to(share) {
+            return; // moved to another session meanwhile
+        }
+        let released = charge.take();
+        self.charged_to
+            .store(std::ptr::null_mut(), Ordering::Release);
+        let demoted = self
+            .state
+            .compare_exchange(AUTHENTICATED, PENDING, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
+        // Not under the charge lock: `Admitted::drop` takes the table lock,
+        // then this one.
+        drop(charge);
+        if let Some(released) = released {
+            released.give_back();
+        }
+        if let Some(admission) = self.admission.upgrade().filter(|_| demoted) {
+            admission.lock().pending.push_front(Arc::clone(self));
+        }
     }
 
     /// Whether the kernel says user `uid` owns the client's end (see
@@ -259,7 +266,8 @@ struct Table {
     held: usize,
     /// Connection tasks still running, shed ones included.
     tasks: usize,
-    /// Connections that were pending when admitted, oldest first; some have
+    /// Connections that were pending when admitted, oldest first, after
+    /// those demoted by a revocation (first to be shed); some have
     /// authenticated, been shed or ended since.
     pending: VecDeque<Arc<Connection>>,
 }
@@ -295,7 +303,7 @@ impl Admission {
             table.held += 1;
         }
         table.tasks += 1;
-        let connection = Arc::new(Connection::new(addresses));
+        let connection = Arc::new(Connection::new(addresses, Arc::downgrade(self)));
         table.pending.push_back(Arc::clone(&connection));
         if table.pending.len() > 2 * self.capacity.max(8) {
             table.pending.retain(|c| c.is_pending());
@@ -478,29 +486,38 @@ mod tests {
         assert_eq!((first.held(), second.held()), (0, 0));
     }
 
-    /// Revoking a session closes the connections charged to it, not those
-    /// moved away, and any charged to it afterwards.
+    /// Revoking a session makes the connections charged to it pending
+    /// again, first in line to be shed, and gives their places back; not
+    /// those moved away, and also one charged to it afterwards.
     #[test]
-    fn revocation_closes_the_sessions_connections() {
+    fn revocation_demotes_the_sessions_connections() {
         let (revoked, kept) = (
             Arc::<SessionShare>::default(),
             Arc::<SessionShare>::default(),
         );
-        let admission = Arc::new(Admission::new(4));
+        let admission = Arc::new(Admission::new(3));
         let (a, b) = (
             admission.admit(None).unwrap(),
             admission.admit(None).unwrap(),
         );
+        let c = admission.admit(None).unwrap();
+        assert!(c.connection().authenticate(&kept, 4));
         assert!(a.connection().authenticate(&revoked, 4));
         assert!(b.connection().authenticate(&revoked, 4));
         assert!(b.connection().authenticate(&kept, 4));
         revoked.revoke();
-        let closed = |admitted: &Admitted| admitted.connection().is_revoked();
-        assert!(closed(&a), "charged to the revoked session: closed");
-        assert!(!closed(&b), "moved away before: open");
-        let late = admission.admit(None).unwrap();
-        assert!(late.connection().authenticate(&revoked, 4));
-        assert!(closed(&late), "charged after the revocation: closed");
+        assert!(a.connection().is_pending(), "charged to it: pending again");
+        assert!(!b.connection().is_pending(), "moved away before: kept");
+        assert_eq!((revoked.held(), kept.held()), (0, 2));
+        let d = admission.admit(None).expect("a's slot is handed over");
+        assert!(a.connection().is_shed());
+        assert!(d.connection().authenticate(&revoked, 4));
+        assert!(d.connection().is_pending(), "charged after the revocation");
+        assert!(
+            a.connection().authenticate(&kept, 4),
+            "a shed one stays shed"
+        );
+        assert_eq!(revoked.held(), 0);
     }
 
     /// A flood of pending connections keeps the queue bounded, and the

@@ -1,8 +1,5 @@
 //! Graceful shutdown: every connection finishes the request it is serving,
-//! then closes; the host waits until all have. The same, for one
-//! connection, when the session it is charged to is revoked
-//! (`session_share.rs`): the request in service (its calls cancelled by the
-//! revocation, so it is answered at once) is answered, then it closes.
+//! then closes; the host waits until all have.
 //!
 //! hyper-util's `GracefulShutdown` does this by polling a `watch` change
 //! future on every poll of every connection, which takes the watch's waiter
@@ -24,8 +21,6 @@ use hyper::server::conn::http1;
 use hyper::service::HttpService;
 use tokio::sync::watch;
 
-use crate::conn::admission::Connection;
-
 /// The host's side: starts a drain and waits for its end.
 #[derive(Debug)]
 pub(crate) struct Drain {
@@ -44,15 +39,13 @@ impl Drain {
     }
 
     /// Serves `connection` so that it shuts down gracefully once the drain
-    /// starts, or once `state` is asked to close (its session revoked).
+    /// starts.
     pub(crate) fn watch<C: Graceful>(
         &self,
         connection: C,
-        state: Arc<Connection>,
     ) -> impl Future<Output = C::Output> + use<C> {
         watched(
             connection,
-            state,
             Arc::clone(&self.draining),
             self.wake.subscribe(),
         )
@@ -88,19 +81,16 @@ where
 
 async fn watched<C: Graceful>(
     connection: C,
-    state: Arc<Connection>,
     draining: Arc<AtomicBool>,
     mut wake: watch::Receiver<()>,
 ) -> C::Output {
     let mut connection = pin!(connection);
     let mut woken = pin!(wake.changed());
-    let mut revoked = pin!(state.revoked());
     // The waker `woken` was last polled with: it stays registered until
     // the drain wakes it. `woken` is polled no more once it is ready (the
     // drain began, or the host dropped its side).
     let mut registered: Option<Waker> = None;
     let mut woken_ready = false;
-    let (mut revoked_waker, mut revoked_ready): (Option<Waker>, bool) = (None, false);
     let mut asked = false;
     poll_fn(|cx| {
         if !asked {
@@ -114,18 +104,7 @@ async fn watched<C: Graceful>(
                 woken_ready = Pin::new(&mut full).poll(cx).is_ready();
                 registered = Some(cx.waker().clone());
             }
-            // Likewise the connection's own signal (a `Notified` stays
-            // registered until notified, and is ready for good after).
-            if !revoked_ready
-                && revoked_waker
-                    .as_ref()
-                    .is_none_or(|w| !w.will_wake(cx.waker()))
-            {
-                let mut full = tokio::task::unconstrained(revoked.as_mut());
-                revoked_ready = Pin::new(&mut full).poll(cx).is_ready();
-                revoked_waker = Some(cx.waker().clone());
-            }
-            if draining.load(Ordering::Acquire) || state.is_revoked() {
+            if draining.load(Ordering::Acquire) {
                 asked = true;
                 connection.as_mut().graceful_shutdown();
             }

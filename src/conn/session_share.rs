@@ -14,15 +14,24 @@
 //! the old hole, where a connection charged to one session served another
 //! without counting against it.
 //!
-//! **A revoked session's connections close.** When its guard drops, every
-//! connection still charged to it is closed (after the bearer is revoked,
-//! so nothing is served on them in between): a dead session holds no slot,
-//! and no connection opened under it lingers for another bearer to reuse.
+//! **A revoked session's connections give their slots up.** When its guard
+//! drops, every connection still charged to it is charged to none and made
+//! *pending* again (`admission.rs`), first in line to be shed: a dead
+//! session holds no place in any share, and its connections yield their
+//! slots to the first newcomers that need them. They are not closed at
+//! once: an agent process keeps one HTTP pool for all its sessions, and
+//! closing an idle keep-alive connection races the client picking it for
+//! its next request — that request (another, live session's) would fail
+//! with a reset connection instead of being served. (Closing them did just
+//! that to the official TypeScript SDK client and to the soak test's
+//! clients.) A request on one that presents the dead bearer gets 401 and
+//! closes it; one that presents a live bearer moves it to that session;
+//! one that sends nothing is closed at `header_read_timeout`.
 //!
 //! The hot path — a request on a connection already charged to its
 //! bearer's session — is one atomic load and a pointer compare. Moving, and
 //! the first charge, take the share's member list lock; revocation takes it
-//! once.
+//! once, after the bearer's revocation, which stays one atomic step.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -48,16 +57,14 @@ impl SessionShare {
         self.held.load(Ordering::Relaxed)
     }
 
-    /// The session's bearer was revoked: closes every connection still
+    /// The session's bearer was revoked: demotes every connection still
     /// charged to it, and any charged to it later (a request that took its
     /// lease just before the revocation).
     pub(crate) fn revoke(self: &Arc<Self>) {
         self.revoked.store(true, Ordering::SeqCst);
         let members = std::mem::take(&mut *self.lock());
         for connection in members.iter().filter_map(Weak::upgrade) {
-            if connection.is_charged_to(self) {
-                connection.close();
-            }
+            connection.demote(self);
         }
     }
 
@@ -78,7 +85,7 @@ impl SessionShare {
     }
 
     /// Records `connection`, just charged here, so that revocation finds
-    /// it; closes it at once when the session was revoked meanwhile.
+    /// it; demotes it at once when the session was revoked meanwhile.
     pub(super) fn enlist(self: &Arc<Self>, connection: &Arc<Connection>, limit: usize) {
         {
             let mut members = self.lock();
@@ -92,7 +99,7 @@ impl SessionShare {
         // `revoke` sets the flag before it takes the list: either it saw
         // this connection, or this load sees the flag.
         if self.revoked.load(Ordering::SeqCst) {
-            connection.close();
+            connection.demote(self);
         }
     }
 

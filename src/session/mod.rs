@@ -10,4 +10,4 @@ mod runner;
 mod tool_session;
 
 pub use runner::{Runner, MODEL_TOOL_NAME_LIMIT};
-pub use tool_session::{HttpHeader, McpServer, McpServers, ToolSession};
+pub use tool_session::{BearerEnv, HttpHeader, McpServer, McpServers, ToolSession};

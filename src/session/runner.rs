@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
 
+use super::tool_session::BearerEnv;
 use crate::{Error, Tool};
 
 /// The longest tool name to count on, *after* the agent has added its
@@ -34,10 +35,16 @@ pub const MODEL_TOOL_NAME_LIMIT: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Runner {
-    /// Claude Code, alone (`claude`) or through Zed's ACP adapter
-    /// (`claude-agent-acp`, which runs it). Tools reach the model as
-    /// `mcp__SERVER__TOOL`, every character outside `[A-Za-z0-9_-]` replaced
-    /// by `_`; the Messages API allows 64 characters.
+    /// Claude Code, alone (`claude`) or through its ACP adapter
+    /// (`claude-agent-acp`, `@agentclientprotocol` on npm, which runs it).
+    /// Tools reach the model as `mcp__SERVER__TOOL`, every character
+    /// outside `[A-Za-z0-9_-]` replaced by `_`; the Messages API allows 64
+    /// characters. Since Claude Code 2.1.3xx the model sees MCP tools by
+    /// name only until it loads them with its `ToolSearch` tool. It expands
+    /// `${NAME}` in a header value from its environment, which keeps the
+    /// bearer off its command line
+    /// ([`McpServers::with_bearer_from_env`](crate::McpServers::with_bearer_from_env),
+    /// [`session_new_meta`](Self::session_new_meta)).
     ///
     /// Its config file: `claude --mcp-config FILE` (add
     /// `--strict-mcp-config` to ignore the user's own servers), holding
@@ -45,7 +52,8 @@ pub enum Runner {
     /// `headers` an object (an ACP-style array makes Claude Code skip the
     /// server silently). Format: <https://code.claude.com/docs/en/mcp>
     /// ("Add a remote HTTP server", the `.mcp.json` form); checked against
-    /// Claude Code 2.1.83 (the adapter 0.23.1) and 2.1.332.
+    /// Claude Code 2.1.83 (the adapter 0.23.1), 2.1.318 (the adapter
+    /// 0.101.0) and 2.1.332.
     ClaudeCode,
     /// GitHub Copilot CLI (`copilot`, `copilot --acp`). Tools reach the
     /// model as `SERVER-TOOL`, every character outside `[A-Za-z0-9_-]`
@@ -66,13 +74,16 @@ pub enum Runner {
     /// No config file here: it reads MCP servers from its settings. Checked
     /// against Gemini CLI 0.61.0.
     GeminiCli,
-    /// Codex (`codex`, and `codex-acp`, Zed's ACP adapter, which runs it).
+    /// Codex (`codex`, and `codex-acp`, its ACP adapter, `@agentclientprotocol`
+    /// on npm, which drives `codex app-server`).
     /// Tools reach the model as `TOOL` inside a namespace `mcp__SERVER__`,
     /// every character outside `[A-Za-z0-9_]` replaced by `_`; Codex
     /// qualifies them as `mcp__SERVER__TOOL`, and replaces a qualified name
     /// over 64 characters by its first 24 followed by a SHA-1 of the
     /// original. No config file here: it reads MCP servers from its
-    /// `config.toml`. Checked against codex 0.137 (`codex-acp` 0.16.0).
+    /// `config.toml`. Its ACP tool calls are titled `mcp.SERVER.TOOL`.
+    /// Checked against codex 0.137 (`codex-acp` 0.16.0) and 0.166.0
+    /// (`codex-acp` 2.6.0).
     Codex,
 }
 
@@ -109,6 +120,32 @@ impl Runner {
         }
         value.push(path);
         Some([OsString::from(flag), value])
+    }
+
+    /// The `_meta` of ACP `session/new` that puts `env` in the environment
+    /// of the agent's process for that session, for the agents whose ACP
+    /// adapter takes one: Claude's (`claude-agent-acp` 0.101) starts a
+    /// Claude Code process per session with the `env` of
+    /// `_meta.claudeCode.options`. `None` for the others: set the variable
+    /// in the agent's environment when you start it. See
+    /// [`McpServers::with_bearer_from_env`](crate::McpServers::with_bearer_from_env).
+    ///
+    /// The variable's value is the bearer, so the `_meta` is a secret too.
+    pub fn session_new_meta(self, env: &BearerEnv<'_>) -> Option<serde_json::Value> {
+        match self {
+            Self::ClaudeCode => {
+                let mut vars = serde_json::Map::new();
+                vars.insert(env.name().to_owned(), env.value().into());
+                let mut options = serde_json::Map::new();
+                options.insert("env".to_owned(), serde_json::Value::Object(vars));
+                let mut claude = serde_json::Map::new();
+                claude.insert("options".to_owned(), serde_json::Value::Object(options));
+                let mut meta = serde_json::Map::new();
+                meta.insert("claudeCode".to_owned(), serde_json::Value::Object(claude));
+                Some(serde_json::Value::Object(meta))
+            }
+            Self::CopilotCli | Self::GeminiCli | Self::Codex => None,
+        }
     }
 
     /// The name the model sees for `tool` served under `server`, cut or

@@ -33,9 +33,9 @@ use super::scripted_model::ScriptedModel;
 /// The pinned packages, one per agent (`tests/acp-agent/package.json`).
 const PACKAGES: [&str; 4] = [
     "@github/copilot",
-    "@zed-industries/claude-agent-acp",
+    "@agentclientprotocol/claude-agent-acp",
     "@google/gemini-cli",
-    "@zed-industries/codex-acp",
+    "@agentclientprotocol/codex-acp",
 ];
 
 /// Agents unpack and cache things on first run: one turn at a time.
@@ -97,13 +97,17 @@ impl Agent {
 pub struct Turn {
     pub stdout: String,
     pub requests: Vec<Value>,
+    /// The model requests that reviewed a tool call (Claude Code's
+    /// auto-mode classifier, Codex's guardian).
+    pub reviews: Vec<Value>,
     pub escapes: Vec<String>,
     pub bearer_seen: BearerSeen,
 }
 
-/// Where an `Authorization: Bearer` value showed up during the turn: in a
-/// process's command line (readable by every local user), in a process's
-/// environment, or in a file under the agent's home.
+/// Where a bearer (`eth_` and 88 hex digits) showed up during the turn: in
+/// a process's command line (readable by every local user), in a
+/// process's environment, or in a file under the agent's home. A
+/// `Bearer ${NAME}` reference is not a bearer.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct BearerSeen {
     pub command_line: bool,
@@ -111,22 +115,16 @@ pub struct BearerSeen {
     pub files: Vec<PathBuf>,
 }
 
-/// Samples every process this user can read, every 50 ms, for a bearer in
-/// its command line or environment, until `done`.
-async fn watch_for_bearers(done: tokio::sync::watch::Receiver<bool>) -> BearerSeen {
+/// Samples the processes of the turn — `root` and its descendants — every
+/// 50 ms, for a bearer in a command line or environment, until `done`.
+/// (Other processes are not the turn's: an earlier test's agent may still
+/// be exiting.)
+async fn watch_for_bearers(root: u32, done: tokio::sync::watch::Receiver<bool>) -> BearerSeen {
     let mut seen = BearerSeen::default();
-    let own = std::process::id().to_string();
     while !*done.borrow() {
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let pid = entry.file_name();
-            let pid = pid.to_string_lossy();
-            if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == own {
-                continue;
-            }
-            let holds = |file: &str| {
-                std::fs::read(entry.path().join(file))
-                    .is_ok_and(|bytes| bytes.windows(7).any(|w| w == b"Bearer "))
-            };
+        for pid in descendants(root) {
+            let dir = Path::new("/proc").join(pid.to_string());
+            let holds = |file: &str| std::fs::read(dir.join(file)).is_ok_and(|b| holds_bearer(&b));
             seen.command_line |= holds("cmdline");
             seen.environment |= holds("environ");
         }
@@ -135,7 +133,53 @@ async fn watch_for_bearers(done: tokio::sync::watch::Receiver<bool>) -> BearerSe
     seen
 }
 
-/// Files under `dir` that hold `Bearer `.
+/// `root` and every process whose parent chain reaches it.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `PID (COMM) STATE PPID …`: COMM may hold spaces and parentheses.
+            let ppid = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        at += 1;
+    }
+    found
+}
+
+/// Whether `bytes` hold a bearer's text: `eth_` and 88 hex digits.
+pub fn holds_bearer(bytes: &[u8]) -> bool {
+    const DIGITS: usize = 88;
+    bytes.windows(4 + DIGITS).any(|w| {
+        w.starts_with(b"eth_")
+            && w[4..]
+                .iter()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    })
+}
+
+/// Files under `dir` that hold a bearer.
 fn files_with_bearers(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -146,7 +190,7 @@ fn files_with_bearers(dir: &Path) -> Vec<PathBuf> {
                 Ok(kind) if kind.is_dir() => pending.push(path),
                 Ok(kind) if kind.is_file() => {
                     let bytes = std::fs::read(&path).unwrap_or_default();
-                    if bytes.windows(7).any(|w| w == b"Bearer ") {
+                    if holds_bearer(&bytes) {
                         found.push(path);
                     }
                 }
@@ -203,8 +247,8 @@ pub async fn run_turn(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let (finished, done) = tokio::sync::watch::channel(false);
-    let watcher = tokio::spawn(watch_for_bearers(done));
     let mut child = command.spawn().expect("acp_turn runs");
+    let watcher = tokio::spawn(watch_for_bearers(child.id().unwrap(), done));
     let mut stderr = child.stderr.take().unwrap();
     let errors = tokio::spawn(async move {
         let mut text = String::new();
@@ -236,6 +280,7 @@ pub async fn run_turn(
     let turn = Turn {
         stdout,
         requests: model.requests(),
+        reviews: model.reviews(),
         escapes: sink.attempts(),
         bearer_seen,
     };
@@ -363,24 +408,54 @@ pub const SECRET_NOW: &str = "Echo the secret now.";
 /// What the refusing tool says.
 pub const REFUSAL: &str = "deleting every note needs the user's confirmation in the app";
 
-/// `unix_seconds` as an ISO 8601 UTC timestamp with milliseconds, as
-/// JavaScript's `Date.toISOString` writes it.
-pub fn iso_8601(unix_seconds: u64) -> String {
-    let (days, secs) = (unix_seconds / 86_400, unix_seconds % 86_400);
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.000Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+/// The cell of README.md's agent table in `agent`'s column (a header that
+/// names it: `Copilot`, `Claude`, `Gemini`, `Codex`) and the row whose
+/// first cell starts with `row`.
+pub fn readme_cell(agent: &str, row: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let cells = |line: &str| -> Vec<String> {
+        let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+        inner.split(" | ").map(|c| c.trim().to_owned()).collect()
+    };
+    let mut lines = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| | Copilot CLI |"));
+    let header = cells(lines.next().expect("README.md has the agent table"));
+    let column = header
+        .iter()
+        .position(|h| h.contains(agent))
+        .unwrap_or_else(|| panic!("no column for {agent} in {header:?}"));
+    lines
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .map(cells)
+        .find(|r| r[0].starts_with(row))
+        .unwrap_or_else(|| panic!("no row {row:?} in README.md's agent table"))
+        .get(column)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// What an agent test observed, checked against README.md's agent table:
+/// the cell for `agent` and `row` must say `observed`, so the table
+/// cannot drift from what the pinned agents do.
+pub fn observe(agent: &str, row: &str, observed: &str) {
+    let cell = readme_cell(agent, row);
+    assert!(
+        cell.contains(observed),
+        "README.md's agent table, {agent} / {row}: {cell:?} does not say what the test observed: {observed:?}"
+    );
+}
+
+/// The installed version of `package` in `tests/acp-agent`, observed in
+/// README.md's agent table as `` `PACKAGE` VERSION ``.
+pub fn observe_package(agent: &str, package: &str) {
+    let manifest = client_dir("acp-agent")
+        .join("node_modules")
+        .join(package)
+        .join("package.json");
+    let manifest: Value = serde_json::from_slice(&std::fs::read(manifest).unwrap()).unwrap();
+    let version = manifest["version"].as_str().unwrap();
+    observe(agent, "package", &format!("`{package}` {version}"));
 }

@@ -9,7 +9,7 @@ pub mod agents;
 pub mod counting_alloc;
 pub mod hostile;
 mod http;
-pub mod legacy_only_proxy;
+pub mod mcp_proxy;
 pub mod processes;
 pub mod scripted_model;
 mod surface;

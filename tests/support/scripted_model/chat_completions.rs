@@ -67,5 +67,6 @@ fn conversation(body: &Value) -> Conversation {
             .flatten()
             .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
             .collect(),
+        deferred: Vec::new(),
     }
 }

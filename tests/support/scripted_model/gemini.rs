@@ -79,5 +79,6 @@ fn conversation(body: &Value) -> Conversation {
             })
             .filter_map(|d| d["name"].as_str().map(str::to_owned))
             .collect(),
+        deferred: Vec::new(),
     }
 }

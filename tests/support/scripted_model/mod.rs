@@ -52,12 +52,24 @@ pub enum Api {
     Responses,
 }
 
+/// What the scripted model answers when an agent asks it to review a tool
+/// call before making it: Claude Code's auto-mode classifier, Codex's
+/// guardian.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Review {
+    Allow,
+    Deny,
+}
+
 /// A running scripted endpoint.
 pub struct ScriptedModel {
     pub addr: SocketAddr,
     api: Api,
-    /// Every request body received, in order.
+    /// Every request body that asked for a turn, in order.
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// Every request body that asked for a review of a tool call.
+    pub reviews: Arc<Mutex<Vec<Value>>>,
+    review: Arc<Mutex<Review>>,
 }
 
 impl ScriptedModel {
@@ -66,24 +78,48 @@ impl ScriptedModel {
         Self::speaking(Api::ChatCompletions, script).await
     }
 
-    /// An endpoint of `api`.
+    /// An endpoint of `api`, whose reviews allow every call.
     pub async fn speaking(api: Api, script: Vec<ToolCallScript>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&requests);
+        let model = Self {
+            addr,
+            api,
+            requests: Arc::default(),
+            reviews: Arc::default(),
+            review: Arc::new(Mutex::new(Review::Allow)),
+        };
+        let (turns, reviews, review) = (
+            Arc::clone(&model.requests),
+            Arc::clone(&model.reviews),
+            Arc::clone(&model.review),
+        );
         let script = Arc::new(script);
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (seen, script) = (Arc::clone(&seen), Arc::clone(&script));
+                let seen = Seen {
+                    turns: Arc::clone(&turns),
+                    reviews: Arc::clone(&reviews),
+                };
+                let script = Script {
+                    steps: Arc::clone(&script),
+                    review: *review.lock().unwrap(),
+                };
                 tokio::spawn(async move { serve(api, stream, &seen, &script).await });
             }
         });
-        Self {
-            addr,
-            api,
-            requests,
-        }
+        model
+    }
+
+    /// Sets what the model answers to reviews from now on.
+    pub fn reviewing(self, review: Review) -> Self {
+        *self.review.lock().unwrap() = review;
+        self
+    }
+
+    /// The bodies of the review requests received.
+    pub fn reviews(&self) -> Vec<Value> {
+        self.reviews.lock().unwrap().clone()
     }
 
     /// The base URL the agent's client takes.
@@ -107,6 +143,9 @@ pub(crate) struct Conversation {
     pub prompt: String,
     pub results: Vec<String>,
     pub offered: Vec<String>,
+    /// Tools named to the model but not offered until it loads them
+    /// (Claude Code's deferred tools); empty for other agents.
+    pub deferred: Vec<String>,
 }
 
 /// The script's answer to a conversation.
@@ -120,13 +159,35 @@ pub(crate) enum Step {
     Text(String),
 }
 
+/// The script as one request sees it: the steps, and what a review gets.
+pub(crate) struct Script {
+    pub steps: Arc<Vec<ToolCallScript>>,
+    pub review: Review,
+}
+
+/// Where a request's body is kept for the test.
+struct Seen {
+    turns: Arc<Mutex<Vec<Value>>>,
+    reviews: Arc<Mutex<Vec<Value>>>,
+}
+
+/// What kind of request an answer answered, for the test's record.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A turn of the model: kept in `requests`.
+    Turn,
+    /// A review of a tool call: kept in `reviews`.
+    Review,
+    /// Anything else (token counts, titles, routing): not kept.
+    Side,
+}
+
 /// An HTTP answer: status, content type, body.
 pub(crate) struct Answer {
     pub status: u16,
     pub content_type: &'static str,
     pub body: String,
-    /// Whether the request was a turn of the model, kept for the test.
-    pub turn: bool,
+    pub kind: Kind,
 }
 
 impl Answer {
@@ -135,7 +196,7 @@ impl Answer {
             status: 200,
             content_type: "application/json",
             body: body.to_string(),
-            turn: false,
+            kind: Kind::Side,
         }
     }
 
@@ -144,8 +205,12 @@ impl Answer {
             status: 200,
             content_type: "text/event-stream",
             body,
-            turn: true,
+            kind: Kind::Turn,
         }
+    }
+
+    pub(crate) fn of(self, kind: Kind) -> Self {
+        Self { kind, ..self }
     }
 
     pub(crate) fn refuse(why: String) -> Self {
@@ -153,33 +218,45 @@ impl Answer {
             status: 400,
             content_type: "application/json",
             body: json!({"error": {"message": why}}).to_string(),
-            turn: false,
+            kind: Kind::Side,
         }
     }
 }
 
-/// The script's next step for `conversation`.
-pub(crate) fn next_step(script: &[ToolCallScript], conversation: &Conversation) -> Step {
+/// The tool the script calls next in `conversation`, with its arguments;
+/// `None` once every call is made.
+pub(crate) fn next_call<'s>(
+    script: &'s [ToolCallScript],
+    conversation: &Conversation,
+) -> Option<&'s (&'static str, Value)> {
     let calls = script
         .iter()
         .find(|s| conversation.prompt.contains(s.trigger))
         .map_or(&[][..], |s| &s.calls[..]);
-    let made = conversation.results.len();
-    let Some((tool, arguments)) = calls.get(made) else {
+    calls.get(conversation.results.len())
+}
+
+/// Whether `name`, as an agent offers it, is `tool`: the tool's own name,
+/// or it after the agent's prefix and separator.
+pub(crate) fn names(name: &str, tool: &str) -> bool {
+    name.strip_suffix(tool)
+        .is_some_and(|prefix| prefix.is_empty() || prefix.ends_with(['-', '_', '/']))
+}
+
+/// The script's next step for `conversation`.
+pub(crate) fn next_step(script: &[ToolCallScript], conversation: &Conversation) -> Step {
+    let Some((tool, arguments)) = next_call(script, conversation) else {
         return Step::Text(match conversation.results.last() {
             Some(result) => format!("The tool said: {result}"),
             None => "No scripted tool was offered.".to_owned(),
         });
     };
-    let offered = conversation.offered.iter().find(|name| {
-        name.strip_suffix(tool)
-            .is_some_and(|prefix| prefix.is_empty() || prefix.ends_with(['-', '_', '/']))
-    });
+    let offered = conversation.offered.iter().find(|name| names(name, tool));
     match offered {
         Some(name) => Step::Call {
             name: name.clone(),
             arguments: arguments.clone(),
-            n: made + 1,
+            n: conversation.results.len() + 1,
         },
         // Not offered: say so, so the test's failure shows it.
         None => Step::Text(format!("The scripted tool {tool} was not offered.")),
@@ -199,22 +276,20 @@ pub(crate) fn sse(events: &[(&str, Value)], named: bool) -> String {
     out
 }
 
-async fn serve(
-    api: Api,
-    mut stream: TcpStream,
-    seen: &Mutex<Vec<Value>>,
-    script: &[ToolCallScript],
-) {
+async fn serve(api: Api, mut stream: TcpStream, seen: &Seen, script: &Script) {
     let answer = match read_request(&mut stream).await {
         Ok((path, body)) => {
+            let steps = &script.steps[..];
             let answer = match api {
-                Api::ChatCompletions => chat_completions::answer(&path, &body, script),
+                Api::ChatCompletions => chat_completions::answer(&path, &body, steps),
                 Api::Messages => messages::answer(&path, &body, script),
-                Api::Gemini => gemini::answer(&path, &body, script),
+                Api::Gemini => gemini::answer(&path, &body, steps),
                 Api::Responses => responses::answer(&path, &body, script),
             };
-            if answer.turn {
-                seen.lock().unwrap().push(body);
+            match answer.kind {
+                Kind::Turn => seen.turns.lock().unwrap().push(body),
+                Kind::Review => seen.reviews.lock().unwrap().push(body),
+                Kind::Side => {}
             }
             answer
         }

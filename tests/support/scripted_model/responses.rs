@@ -1,5 +1,9 @@
 //! OpenAI Responses, streamed (Codex): `response.output_item.done` with the
 //! whole item, then `response.completed` (without it Codex fails the turn).
+//! A request whose `text.format` asks for the guardian's JSON schema
+//! (`outcome` allow or deny, `risk_level`, `user_authorization`,
+//! `rationale`) is Codex's review of a tool call without `readOnlyHint`:
+//! it is kept as a review and answered as the model's [`Review`] says.
 //! MCP tools are offered inside a `namespace` tool (`mcp__SERVER`), and a
 //! call must name its namespace apart (`"name": TOOL, "namespace": NS`), or
 //! Codex calls nothing. A tool result is a `function_call_output` whose
@@ -9,16 +13,22 @@
 
 use serde_json::{json, Value};
 
-use super::{next_step, sse, Answer, Conversation, Step, ToolCallScript};
+use super::{next_step, sse, Answer, Conversation, Kind, Review, Script, Step};
 
 /// The separator of a namespace and its tool in offered names.
 const IN_NAMESPACE: char = '/';
 
-pub(crate) fn answer(path: &str, body: &Value, script: &[ToolCallScript]) -> Answer {
+pub(crate) fn answer(path: &str, body: &Value, script: &Script) -> Answer {
     if !path.ends_with("/responses") {
         return Answer::refuse(format!("not a Responses request: POST {path}"));
     }
-    let item = match next_step(script, &conversation(body)) {
+    if body
+        .pointer("/text/format/schema/properties/outcome")
+        .is_some()
+    {
+        return guardian(script.review);
+    }
+    let item = match next_step(&script.steps, &conversation(body)) {
         Step::Text(text) => json!({"type": "message", "role": "assistant",
             "content": [{"type": "output_text", "text": text}]}),
         Step::Call { name, arguments, n } => {
@@ -47,6 +57,29 @@ pub(crate) fn answer(path: &str, body: &Value, script: &[ToolCallScript]) -> Ans
     Answer::stream(sse(&events, false))
 }
 
+/// The guardian's assessment, as the JSON text its schema asks for.
+fn guardian(review: Review) -> Answer {
+    let assessment = match review {
+        Review::Allow => json!({"outcome": "allow", "risk_level": "low",
+            "user_authorization": "unknown", "rationale": "Scripted: allowed."}),
+        Review::Deny => json!({"outcome": "deny", "risk_level": "high",
+            "user_authorization": "unknown", "rationale": "Scripted: denied."}),
+    };
+    let item = json!({"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": assessment.to_string()}]});
+    let events = [
+        (
+            "done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            "completed",
+            json!({"type": "response.completed", "response": {"id": "resp_review"}}),
+        ),
+    ];
+    Answer::stream(sse(&events, false)).of(Kind::Review)
+}
+
 fn conversation(body: &Value) -> Conversation {
     let items = body["input"]
         .as_array()
@@ -70,7 +103,7 @@ fn conversation(body: &Value) -> Conversation {
         results: since_prompt
             .iter()
             .filter(|item| item["type"] == "function_call_output")
-            .map(|item| unwrap_output(item["output"].as_str().unwrap_or("")))
+            .map(|item| unwrap_output(&item["output"]))
             .collect(),
         offered: body["tools"]
             .as_array()
@@ -94,12 +127,20 @@ fn conversation(body: &Value) -> Conversation {
                     .collect(),
             })
             .collect(),
+        deferred: Vec::new(),
     }
 }
 
-/// The text of the content blocks in Codex's `…Output:\n[…]` wrapping, or
-/// the output as it is when it has no such wrapping.
-fn unwrap_output(output: &str) -> String {
+/// The tool's own text in a `function_call_output`: Codex 0.166 sends an
+/// array whose first `input_text` is its `Wall time: …\nOutput:` header
+/// and the rest the MCP content; older builds sent one string,
+/// `…Output:\n` and the content blocks as JSON.
+fn unwrap_output(output: &Value) -> String {
+    if let Value::Array(parts) = output {
+        let texts = parts.iter().filter_map(|p| p["text"].as_str());
+        return texts.filter(|t| !t.starts_with("Wall time:")).collect();
+    }
+    let output = output.as_str().unwrap_or("");
     let blocks = output
         .split_once("Output:\n")
         .and_then(|(_, json)| serde_json::from_str::<Value>(json).ok());

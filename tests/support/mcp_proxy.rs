@@ -1,15 +1,18 @@
-//! A forwarder that makes the host look like a 2025-only MCP server: it
-//! refuses `server/discover` as such a server does, and passes every other
-//! request (POST, the `GET` stream, DELETE) through to the host unchanged,
-//! its answer streamed back as it comes. The host's address may be given
-//! after the forwarder starts (the host may be bound by another process
-//! that needs the forwarder's address first): requests wait for it.
+//! A forwarder in front of the host that records what an agent's MCP
+//! client sends — each request's method and `MCP-Protocol-Version` — and,
+//! in its legacy-only form, makes the host look like a 2025-only MCP
+//! server: it refuses `server/discover` as such a server does. Every other
+//! request (POST, the `GET` stream, DELETE) goes through to the host
+//! unchanged, its answer streamed back as it comes. The host's address may
+//! be given after the forwarder starts (the host may be bound by another
+//! process that needs the forwarder's address first): requests wait for
+//! it.
 //!
 //! Dual-era clients (Copilot's rmcp among them) probe `server/discover`
-//! first and fall back to `initialize` on a refusal, so an agent pointed
-//! here takes its 2025 path against the very same host. Every method the
-//! forwarder saw is kept, in order, for the test to check which path the
-//! client took.
+//! first and fall back to `initialize` on a refusal, so an agent pointed at
+//! the legacy-only form takes its 2025 path against the very same host.
+//! What the forwarder saw is kept, in order, for the test to check which
+//! path the client took.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -25,19 +28,40 @@ use tokio::sync::watch;
 
 type Body = Either<Incoming, Full<Bytes>>;
 
+/// One request the forwarder saw.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    /// The JSON-RPC method of a POST; the HTTP method of anything else
+    /// (`GET`, `DELETE`).
+    pub method: String,
+    /// Its `MCP-Protocol-Version` header, if any.
+    pub version: Option<String>,
+    /// Its `User-Agent` header, if any.
+    pub user_agent: Option<String>,
+}
+
 /// A running forwarder.
-pub struct LegacyOnlyProxy {
+pub struct McpProxy {
     /// Where clients connect.
     pub addr: SocketAddr,
-    /// `METHOD` for each HTTP request other than POST (`GET`, `DELETE`),
-    /// and the JSON-RPC method of each POST, in arrival order.
-    pub seen: Arc<Mutex<Vec<String>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
     upstream: watch::Sender<Option<SocketAddr>>,
 }
 
-impl LegacyOnlyProxy {
-    /// Starts listening; requests wait for [`Self::forward_to`].
-    pub async fn start() -> Self {
+impl McpProxy {
+    /// A forwarder that refuses `server/discover`; requests wait for
+    /// [`Self::forward_to`].
+    pub async fn legacy_only() -> Self {
+        Self::start(true).await
+    }
+
+    /// A forwarder that passes everything; requests wait for
+    /// [`Self::forward_to`].
+    pub async fn recording() -> Self {
+        Self::start(false).await
+    }
+
+    async fn start(refuse_discover: bool) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -50,7 +74,7 @@ impl LegacyOnlyProxy {
                     let (record, mut known) = (Arc::clone(&record), known.clone());
                     async move {
                         let upstream = *known.wait_for(Option::is_some).await.unwrap();
-                        forward(request, upstream.unwrap(), record).await
+                        forward(request, upstream.unwrap(), record, refuse_discover).await
                     }
                 });
                 tokio::spawn(
@@ -71,18 +95,24 @@ impl LegacyOnlyProxy {
         self.upstream.send_replace(Some(upstream));
     }
 
-    /// What the forwarder saw so far.
+    /// The methods the forwarder saw so far, in order.
     pub fn seen(&self) -> Vec<String> {
+        self.requests().into_iter().map(|s| s.method).collect()
+    }
+
+    /// The requests the forwarder saw so far, in order.
+    pub fn requests(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
 
-/// Refuses `server/discover`; sends anything else to `upstream` on a
-/// connection of its own.
+/// Refuses `server/discover` when asked to; sends anything else to
+/// `upstream` on a connection of its own.
 async fn forward(
     request: Request<Incoming>,
     upstream: SocketAddr,
-    seen: Arc<Mutex<Vec<String>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    refuse_discover: bool,
 ) -> Result<Response<Body>, Infallible> {
     let (mut parts, body) = request.into_parts();
     let body = body
@@ -95,8 +125,19 @@ async fn forward(
         Some(method) => method.to_owned(),
         None => parts.method.to_string(),
     };
-    seen.lock().unwrap().push(method.clone());
-    if method == "server/discover" {
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    seen.lock().unwrap().push(Seen {
+        method: method.clone(),
+        version: header("mcp-protocol-version"),
+        user_agent: header("user-agent"),
+    });
+    if refuse_discover && method == "server/discover" {
         // What a stateful 2025 server answers to a first request that is
         // not `initialize`: 400, "not initialized".
         let refusal = json!({"jsonrpc": "2.0", "id": message["id"],
