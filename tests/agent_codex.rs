@@ -6,8 +6,9 @@
 //! provider points at a scripted Responses API (`support::scripted_model`),
 //! with update checks, analytics, feedback and telemetry export off, and
 //! `features.plugins = false`: without it Codex tries GitHub twice (plugin
-//! sync) and ChatGPT twice per run (`features.remote_control = false`
-//! alone stops none of the four; it is set too).
+//! sync) and ChatGPT twice per run, and with it none of the four.
+//! (`features.remote_control` is a removed flag in 0.166: set alone, it
+//! stopped none of them.)
 //!
 //! What Codex does that an embedder must know, checked here:
 //!
@@ -101,7 +102,6 @@ supports_websockets = false
 
 [features]
 plugins = false
-remote_control = false
 
 [analytics]
 enabled = false
