@@ -5,12 +5,15 @@
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT]... [--permission allow|deny]
 //!     [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME]
-//!     [--ping-after-exit] -- AGENT_COMMAND [ARGS...]
+//!     [--ping-after-exit] [--sessions N] -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
 //!
 //! `--prompt` may be given more than once: each is one turn, in order, in
-//! the same ACP session.
+//! the same ACP session. `--sessions N` runs the prompts in N ACP sessions
+//! in a row on the one agent process, each with a fresh `ToolSession` (a
+//! new bearer, the same server name and URL), as a runner that keeps warm
+//! agents does.
 //!
 //! # Agents
 //!
@@ -82,10 +85,15 @@
 //!    `session/request_permission` is answered by `--permission`: allow
 //!    once (the default) or deny. Other agent requests (file system,
 //!    terminal) are refused: this client declares neither capability.
-//! 5. With `--ping-after-exit`, once the agent has exited, a `ping` with
+//! 5. Where the agent offers `session/close`
+//!    (`agentCapabilities.sessionCapabilities.close`), the ACP session is
+//!    closed before its guard drops: an ACP session must never be prompted
+//!    again once its bearer is dead, and closing frees what the agent holds
+//!    for it (Claude's adapter keeps a Claude Code process per session).
+//! 6. With `--ping-after-exit`, once the agent has exited, a `ping` with
 //!    the bearer shows that the session outlived the agent's own MCP
 //!    session (Codex `DELETE`s its MCP session at exit).
-//! 6. When the turn ends, the guard is dropped (the bearer dies, and any
+//! 7. When the turn ends, the guard is dropped (the bearer dies, and any
 //!    config file with it) and `calls_served()` is printed.
 //!
 //! Output lines start with a tag: `[agent]` (the agent's text), `[thought]`,
@@ -141,7 +149,7 @@ async fn main() {
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT]... [--permission allow|deny] \
 [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME] [--ping-after-exit] \
--- AGENT_COMMAND [ARGS...]";
+[--sessions N] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
@@ -155,6 +163,9 @@ struct Args {
     bearer_in_env: Option<String>,
     /// After the agent exits, ping the host with the bearer.
     ping_after_exit: bool,
+    /// ACP sessions in a row on the one agent process, each with a fresh
+    /// `ToolSession`.
+    sessions: usize,
     agent: Vec<String>,
 }
 
@@ -167,6 +178,7 @@ impl Args {
             mcp_via: None,
             bearer_in_env: None,
             ping_after_exit: false,
+            sessions: 1,
             agent: Vec::new(),
         };
         while let Some(arg) = args.next() {
@@ -191,12 +203,23 @@ impl Args {
                 "--mcp-via" => parsed.mcp_via = Some(value()?),
                 "--bearer-in-env" => parsed.bearer_in_env = Some(value()?),
                 "--ping-after-exit" => parsed.ping_after_exit = true,
+                "--sessions" => {
+                    parsed.sessions = match value()?.parse() {
+                        Ok(n) if n >= 1 => n,
+                        _ => return Err("--sessions takes a count of at least 1".to_owned()),
+                    }
+                }
                 "--" => {
                     parsed.agent = args.collect();
                     break;
                 }
                 other => return Err(format!("unknown argument {other:?}")),
             }
+        }
+        if parsed.sessions > 1 && parsed.config_file.is_some() {
+            return Err(
+                "--config-file hands the agent one session's bearer: use one session".to_owned(),
+            );
         }
         if parsed.agent.is_empty() {
             return Err("no agent command after --".to_owned());
@@ -216,83 +239,127 @@ async fn run(args: Args) -> Result<(), String> {
     })
     .await
     .map_err(|e| format!("cannot bind the tool host: {e}"))?;
-    let surface = Arc::new(DemoTools::new().map_err(|e| e.to_string())?);
-    let mut session = host
-        .open_session(Arc::clone(&surface))
-        .map_err(|e| e.to_string())?;
-    let _ = surface.notifier.set(session.list_changed_notifier());
-
+    let mut first = open_session(&host)?;
     let mut agent_command: Vec<OsString> = args.agent.iter().map(OsString::from).collect();
     let private_dir = match args.config_file {
-        Some(runner) => Some(hand_over_in_a_file(
-            &mut session,
-            runner,
-            &mut agent_command,
-        )?),
+        Some(runner) => Some(hand_over_in_a_file(&mut first, runner, &mut agent_command)?),
         None => None,
     };
     let mut agent = Agent::spawn(&agent_command, args.allow)?;
+    let mut next = Some(first);
     let init = agent.initialize().await?;
-    let mut meta = None;
-    let mcp_servers = match private_dir {
-        Some(_) => {
-            println!("[host] session/new with no mcpServers: the agent reads the config file");
-            json!([])
-        }
-        None => {
-            let entry = session.mcp_servers();
-            let mut servers = match &args.bearer_in_env {
-                Some(name) => {
-                    let (entry, env) = entry.with_bearer_from_env(name).map_err(|e| e.to_string())?;
-                    meta = Runner::ClaudeCode.session_new_meta(&env);
-                    println!("[host] the entry's header reads Bearer ${{{name}}}; {name} is in session/new's _meta");
-                    entry.for_acp_agent(&init)
-                }
-                None => entry.for_acp_agent(&init),
+    // ACP's `sessionCapabilities.close`: `{}` when the agent takes
+    // `session/close`.
+    let closes = init
+        .pointer("/agentCapabilities/sessionCapabilities/close")
+        .is_some_and(Value::is_object);
+    let mut last = None;
+    for n in 1..=args.sessions {
+        let session = match next.take() {
+            Some(first) => first,
+            None => {
+                println!("[host] session {n}: a fresh ToolSession: a new bearer, the same URL, the same agent process");
+                open_session(&host)?
             }
-            .map_err(|e| e.to_string())?;
-            if let Some(via) = &args.mcp_via {
-                let url = format!("http://{via}/mcp");
-                println!(
-                    "[host] the agent is given {url}, a forwarder to {}",
-                    servers[0]["url"].as_str().unwrap_or("?")
-                );
-                servers[0]["url"] = json!(url);
-            }
-            servers
+        };
+        let params = session_new_params(&args, &session, &init, private_dir.is_some())?;
+        let new = agent.request("session/new", params).await?;
+        wait_for_first_listing(&session).await;
+        for text in &args.prompts {
+            let prompt =
+                json!({"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": text}]});
+            let result = agent.request("session/prompt", prompt).await?;
+            agent.end_chunks();
+            println!(
+                "[turn] {}",
+                result["stopReason"].as_str().unwrap_or("(no stop reason)")
+            );
         }
-    };
-    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
-    let mut params = json!({"cwd": cwd, "mcpServers": mcp_servers});
-    if let Some(meta) = meta {
-        params["_meta"] = meta;
-    }
-    let new = agent.request("session/new", params).await?;
-    wait_for_first_listing(&session).await;
-    for text in &args.prompts {
-        let prompt =
-            json!({"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": text}]});
-        let result = agent.request("session/prompt", prompt).await?;
-        agent.end_chunks();
-        println!(
-            "[turn] {}",
-            result["stopReason"].as_str().unwrap_or("(no stop reason)")
-        );
+        // The ACP session ends before its bearer does: never prompt it
+        // again once the guard drops (every call would be a 401).
+        if closes {
+            agent
+                .request("session/close", json!({"sessionId": new["sessionId"]}))
+                .await?;
+            println!("[host] session/close: the agent has let go of the session");
+        }
+        if n < args.sessions {
+            report(session).await;
+        } else {
+            last = Some(session);
+        }
     }
     agent.finish().await;
+    let session = last.expect("at least one session");
     if args.ping_after_exit {
         let status = ping(&host, &session).await;
         println!("[host] after the agent exited, the bearer still answers: ping {status}");
     }
-
-    // The turn is over: revoke the bearer (and remove any config file),
-    // then read the final count.
-    let served = session.close().await;
-    println!("[host] calls served: {served}");
+    report(session).await;
     if let Some(dir) = private_dir {
         let _ = std::fs::remove_dir(dir);
     }
     Ok(())
+}
+
+/// A fresh session on fresh demo tools (the notifier is the session's).
+fn open_session(host: &ToolHost) -> Result<ToolSession, String> {
+    let surface = Arc::new(DemoTools::new().map_err(|e| e.to_string())?);
+    let session = host
+        .open_session(Arc::clone(&surface))
+        .map_err(|e| e.to_string())?;
+    let _ = surface.notifier.set(session.list_changed_notifier());
+    Ok(session)
+}
+
+/// The turn is over: revokes the bearer (and removes any config file),
+/// then prints what the session served.
+async fn report(session: ToolSession) {
+    let listed = session.listings_served();
+    let served = session.close().await;
+    println!("[host] tools listed {listed} times with this session's bearer");
+    println!("[host] calls served: {served}");
+}
+
+/// `session/new`'s params: the working directory and the entry, as the
+/// options ask (none when the agent reads a config file, the bearer in the
+/// session's environment, the URL of a forwarder).
+fn session_new_params(
+    args: &Args,
+    session: &ToolSession,
+    init: &Value,
+    in_a_file: bool,
+) -> Result<Value, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    if in_a_file {
+        println!("[host] session/new with no mcpServers: the agent reads the config file");
+        return Ok(json!({"cwd": cwd, "mcpServers": []}));
+    }
+    let entry = session.mcp_servers();
+    let mut meta = None;
+    let mut servers = match &args.bearer_in_env {
+        Some(name) => {
+            let (entry, env) = entry.with_bearer_from_env(name).map_err(|e| e.to_string())?;
+            meta = Runner::ClaudeCode.session_new_meta(&env);
+            println!("[host] the entry's header reads Bearer ${{{name}}}; {name} is in session/new's _meta");
+            entry.for_acp_agent(init)
+        }
+        None => entry.for_acp_agent(init),
+    }
+    .map_err(|e| e.to_string())?;
+    if let Some(via) = &args.mcp_via {
+        let url = format!("http://{via}/mcp");
+        println!(
+            "[host] the agent is given {url}, a forwarder to {}",
+            servers[0]["url"].as_str().unwrap_or("?")
+        );
+        servers[0]["url"] = json!(url);
+    }
+    let mut params = json!({"cwd": cwd, "mcpServers": servers});
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    Ok(params)
 }
 
 /// A `ping` to the host with the session's bearer, as another client of

@@ -335,3 +335,20 @@ async fn claude_keeps_the_bearer_off_the_command_line() {
         "with `Bearer ${NAME}`: in its environment only",
     );
 }
+
+/// One agent process, two ACP sessions in a row, each with a fresh
+/// `ToolSession`: each lists and calls the tool with its own bearer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_serves_two_sessions_in_a_row() {
+    let Some(turn) = claude_turn(
+        Mode::Auto,
+        Review::Allow,
+        &["--prompt", WEATHER, "--sessions", "2"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_two_sessions(&turn, "Claude");
+    println!("{}", turn.stdout);
+}

@@ -374,3 +374,20 @@ async fn codex_defers_mcp_tools_with_a_catalog_model() {
         "with another model, every tool offered",
     );
 }
+
+/// One agent process, two ACP sessions in a row, each with a fresh
+/// `ToolSession`: each lists and calls the tool with its own bearer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_serves_two_sessions_in_a_row() {
+    let Some(turn) = codex_turn(
+        Mode::Default,
+        Review::Allow,
+        &["--prompt", WEATHER, "--sessions", "2"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_two_sessions(&turn, "Codex");
+    println!("{}", turn.stdout);
+}

@@ -21,8 +21,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use support::agents::{
-    agents_dir, demo_script, observe, observe_package, run_turn, Agent, BearerSeen, Turn,
-    ONE_AT_A_TIME, VAULT,
+    agents_dir, assert_two_sessions, demo_script, observe, observe_package, run_turn, Agent,
+    BearerSeen, Turn, ONE_AT_A_TIME, VAULT, WEATHER,
 };
 use support::mcp_proxy::McpProxy;
 use support::scripted_model::ScriptedModel;
@@ -298,4 +298,15 @@ fn assert_same_turn(turn: &Turn) {
     );
     turn.assert_has("[agent] The tool said: From the vault: open sesame");
     turn.assert_has("[turn] end_turn");
+}
+
+/// One agent process, two ACP sessions in a row, each with a fresh
+/// `ToolSession`: each lists and calls the tool with its own bearer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_serves_two_sessions_in_a_row() {
+    let Some(turn) = copilot_turn(&["--prompt", WEATHER, "--sessions", "2"]).await else {
+        return;
+    };
+    assert_two_sessions(&turn, "Copilot");
+    println!("{}", turn.stdout);
 }

@@ -223,3 +223,14 @@ async fn an_untrusted_workspace_is_seen_before_the_turn() {
         .all(|t| !t.starts_with("mcp_")));
     turn.assert_has("[host] calls served: 0");
 }
+
+/// One agent process, two ACP sessions in a row, each with a fresh
+/// `ToolSession`: each lists and calls the tool with its own bearer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_serves_two_sessions_in_a_row() {
+    let Some(turn) = gemini_turn(&["--prompt", WEATHER, "--sessions", "2"], true).await else {
+        return;
+    };
+    assert_two_sessions(&turn, "Gemini");
+    println!("{}", turn.stdout);
+}

@@ -459,3 +459,44 @@ pub fn observe_package(agent: &str, package: &str) {
     let version = manifest["version"].as_str().unwrap();
     observe(agent, "package", &format!("`{package}` {version}"));
 }
+
+/// A run of `acp_turn --sessions 2 --prompt WEATHER`: one agent process,
+/// two ACP sessions in a row, each with a fresh `ToolSession` (a new
+/// bearer, the same URL); each listed the tools and called `get_weather`
+/// with its own bearer (each guard counts only requests that presented
+/// its bearer). Whether the agent offers `session/close` is checked
+/// against README.md's agent table.
+pub fn assert_two_sessions(turn: &Turn, agent: &str) {
+    let fresh = turn.lines("[host] session 2: a fresh ToolSession");
+    assert_eq!(fresh.len(), 1, "{}", turn.stdout);
+    let calls = turn.lines(r#"[host] tool call get_weather {"city":"Paris"}"#);
+    assert_eq!(calls.len(), 2, "{}", turn.stdout);
+    let served = turn.lines("[host] calls served: 1");
+    assert_eq!(
+        served.len(),
+        2,
+        "each session served its call: {}",
+        turn.stdout
+    );
+    let listed: Vec<u64> = turn
+        .lines("[host] tools listed ")
+        .iter()
+        .filter_map(|l| l.split(' ').nth(3)?.parse().ok())
+        .collect();
+    assert!(
+        listed.len() == 2 && listed.iter().all(|&n| n >= 1),
+        "each session listed with its own bearer: {listed:?}\n{}",
+        turn.stdout
+    );
+    let closed = turn.lines("[host] session/close").len();
+    assert!(closed == 0 || closed == 2, "{}", turn.stdout);
+    observe(
+        agent,
+        "`session/close`",
+        if closed == 2 {
+            "offered"
+        } else {
+            "not offered"
+        },
+    );
+}
