@@ -260,15 +260,7 @@ async fn claude_calls_a_tool_added_mid_turn() {
         &agent,
         &model,
         &["--prompt", VAULT, "--mcp-via", &via],
-        |line| {
-            // The host's address is printed before the agent starts.
-            if let Some(upstream) = line
-                .strip_prefix("[host] the agent is given ")
-                .and_then(|rest| rest.split(", a forwarder to http://").nth(1))
-            {
-                proxy.forward_to(upstream.trim_end_matches("/mcp").parse().unwrap());
-            }
-        },
+        |line| proxy.follow(line),
     )
     .await;
     turn.assert_has("[host] tool call unlock {}");

@@ -302,15 +302,7 @@ async fn codex_speaks_2025_and_ends_only_its_own_mcp_session() {
     let via = proxy.addr.to_string();
     let agent = codex(&dir, &model, Mode::Default);
     let args = ["--prompt", VAULT, "--mcp-via", &via, "--ping-after-exit"];
-    let turn = run_turn(&agent, &model, &args, |line| {
-        if let Some(upstream) = line
-            .strip_prefix("[host] the agent is given ")
-            .and_then(|rest| rest.split(", a forwarder to http://").nth(1))
-        {
-            proxy.forward_to(upstream.trim_end_matches("/mcp").parse().unwrap());
-        }
-    })
-    .await;
+    let turn = run_turn(&agent, &model, &args, |line| proxy.follow(line)).await;
     turn.assert_has("[host] tool call unlock {}");
     turn.assert_has("[agent] The scripted tool secret_echo was not offered.");
     turn.assert_has("[host] calls served: 1");

@@ -223,15 +223,7 @@ async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
         &copilot(&dir, &model),
         &model,
         &["--prompt", VAULT, "--mcp-via", &via],
-        |line| {
-            if let Some(rest) = line.strip_prefix("[host] the agent is given ") {
-                let upstream = rest.rsplit(' ').next().unwrap();
-                let addr = upstream
-                    .trim_start_matches("http://")
-                    .trim_end_matches("/mcp");
-                proxy.forward_to(addr.parse().expect("the host's address"));
-            }
-        },
+        |line| proxy.follow(line),
     )
     .await;
     assert_same_turn(&turn);

@@ -8,7 +8,9 @@
 //! out. The policy instead is that **authenticated clients always win**:
 //!
 //! - A connection is **pending** from accept until one of its requests
-//!   presents a live bearer; from then on it is **authenticated** for good.
+//!   presents a live bearer; from then on it is **authenticated**, until
+//!   the session it is charged to is revoked: then it is pending again,
+//!   first in line to be shed (`session_share.rs`).
 //! - When every slot is taken, a new connection takes the slot of the
 //!   **oldest pending** connection, which is closed. A pending connection
 //!   that sends a valid request does so within a millisecond of connecting,
@@ -114,15 +116,21 @@ impl Connection {
     /// A request on this connection presented the live bearer of the
     /// session whose share is `share`: the connection authenticates, and is
     /// charged to that session — moved there if it was charged to another —
-    /// unless that session already holds `limit` (false: the request is
+    /// unless that session already holds `limit()` (false: the request is
     /// refused, and the connection stays as it was). One shed or ended a
     /// moment earlier stays so: it is closing, and the request goes down
     /// with it.
-    pub(crate) fn authenticate(self: &Arc<Self>, share: &Arc<SessionShare>, limit: usize) -> bool {
-        // The hot path, every request after the first: one load.
+    pub(crate) fn authenticate(
+        self: &Arc<Self>,
+        share: &Arc<SessionShare>,
+        limit: impl FnOnce() -> usize,
+    ) -> bool {
+        // The hot path, every request after the first: one load (and the
+        // limit is not even computed).
         if self.is_charged_to(share) {
             return true;
         }
+        let limit = limit();
         let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
         if self.is_charged_to(share) || self.state.load(Ordering::Relaxed) >= SHED {
             return true;
@@ -396,16 +404,16 @@ mod tests {
         let a = admission.admit(None).unwrap();
         let b = admission.admit(None).unwrap();
         let c = admission.admit(None).unwrap();
-        a.connection().authenticate(&share, usize::MAX);
+        a.connection().authenticate(&share, || usize::MAX);
         let d = admission
             .admit(None)
             .expect("b, the oldest pending, is shed");
         assert!(b.connection().is_shed() && !c.connection().is_shed());
-        b.connection().authenticate(&share, usize::MAX);
+        b.connection().authenticate(&share, || usize::MAX);
         assert!(b.connection().is_shed(), "a shed connection stays shed");
         assert_eq!(admission.held(), 3);
-        c.connection().authenticate(&share, usize::MAX);
-        d.connection().authenticate(&share, usize::MAX);
+        c.connection().authenticate(&share, || usize::MAX);
+        d.connection().authenticate(&share, || usize::MAX);
         assert!(
             admission.admit(None).is_none(),
             "every slot is authenticated"
@@ -416,7 +424,7 @@ mod tests {
         drop(d);
         assert_eq!(admission.held(), 2);
         let d = admission.admit(None).unwrap();
-        d.connection().authenticate(&share, usize::MAX);
+        d.connection().authenticate(&share, || usize::MAX);
         drop(c);
         assert_eq!(admission.held(), 2);
         let e = admission.admit(None).expect("a free slot");
@@ -439,18 +447,18 @@ mod tests {
         let a = admission.admit(None).unwrap();
         let b = admission.admit(None).unwrap();
         let c = admission.admit(None).unwrap();
-        assert!(a.connection().authenticate(&hog, 2));
-        assert!(b.connection().authenticate(&hog, 2));
-        assert!(!c.connection().authenticate(&hog, 2), "past its share");
+        assert!(a.connection().authenticate(&hog, || 2));
+        assert!(b.connection().authenticate(&hog, || 2));
+        assert!(!c.connection().authenticate(&hog, || 2), "past its share");
         assert!(c.connection().is_pending());
         let d = admission.admit(None).unwrap();
-        assert!(d.connection().authenticate(&other, 2));
+        assert!(d.connection().authenticate(&other, || 2));
         let e = admission.admit(None).expect("c, refused, is shed for it");
         assert!(c.connection().is_shed());
         assert_eq!((hog.held(), other.held()), (2, 1));
         drop(a);
         assert!(
-            e.connection().authenticate(&hog, 2),
+            e.connection().authenticate(&hog, || 2),
             "a place was given back"
         );
         drop((b, c, d, e));
@@ -469,18 +477,18 @@ mod tests {
         let admission = Arc::new(Admission::new(4));
         let a = admission.admit(None).unwrap();
         let b = admission.admit(None).unwrap();
-        assert!(a.connection().authenticate(&first, 1));
-        assert!(b.connection().authenticate(&second, 1));
+        assert!(a.connection().authenticate(&first, || 1));
+        assert!(b.connection().authenticate(&second, || 1));
         assert!(
-            !a.connection().authenticate(&second, 1),
+            !a.connection().authenticate(&second, || 1),
             "the second session's share is full"
         );
         assert!(a.connection().is_charged_to(&first));
         drop(b);
-        assert!(a.connection().authenticate(&second, 1), "moved");
+        assert!(a.connection().authenticate(&second, || 1), "moved");
         assert!(a.connection().is_charged_to(&second));
         assert_eq!((first.held(), second.held()), (0, 1));
-        assert!(a.connection().authenticate(&first, 1), "and back");
+        assert!(a.connection().authenticate(&first, || 1), "and back");
         assert_eq!((first.held(), second.held()), (1, 0));
         drop(a);
         assert_eq!((first.held(), second.held()), (0, 0));
@@ -501,20 +509,20 @@ mod tests {
             admission.admit(None).unwrap(),
         );
         let c = admission.admit(None).unwrap();
-        assert!(c.connection().authenticate(&kept, 4));
-        assert!(a.connection().authenticate(&revoked, 4));
-        assert!(b.connection().authenticate(&revoked, 4));
-        assert!(b.connection().authenticate(&kept, 4));
+        assert!(c.connection().authenticate(&kept, || 4));
+        assert!(a.connection().authenticate(&revoked, || 4));
+        assert!(b.connection().authenticate(&revoked, || 4));
+        assert!(b.connection().authenticate(&kept, || 4));
         revoked.revoke();
         assert!(a.connection().is_pending(), "charged to it: pending again");
         assert!(!b.connection().is_pending(), "moved away before: kept");
         assert_eq!((revoked.held(), kept.held()), (0, 2));
         let d = admission.admit(None).expect("a's slot is handed over");
         assert!(a.connection().is_shed());
-        assert!(d.connection().authenticate(&revoked, 4));
+        assert!(d.connection().authenticate(&revoked, || 4));
         assert!(d.connection().is_pending(), "charged after the revocation");
         assert!(
-            a.connection().authenticate(&kept, 4),
+            a.connection().authenticate(&kept, || 4),
             "a shed one stays shed"
         );
         assert_eq!(revoked.held(), 0);

@@ -43,10 +43,10 @@ use crate::conn::admission::Connection;
 pub(crate) struct SessionShare {
     /// How many connections are charged here now.
     held: AtomicUsize,
-    /// Set when the session is revoked, before its connections are closed.
+    /// Set when the session is revoked, before its connections are demoted.
     revoked: AtomicBool,
     /// The connections charged here, and some since moved or ended (pruned
-    /// as it grows), to close when the session is revoked.
+    /// as it grows), to demote when the session is revoked.
     members: Mutex<Vec<Weak<Connection>>>,
 }
 

@@ -146,7 +146,7 @@ fn charge_connection(
     connection: &Arc<Connection>,
     lease: &Lease,
 ) -> Result<(), Rejection> {
-    let limit = shared.config.connections_per_session();
+    let limit = || shared.config.connections_per_session();
     if connection.authenticate(&lease.session.connections, limit) {
         Ok(())
     } else {

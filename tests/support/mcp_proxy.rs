@@ -95,6 +95,21 @@ impl McpProxy {
         self.upstream.send_replace(Some(upstream));
     }
 
+    /// Follows `acp_turn`'s output: the line that names the host behind
+    /// the forwarder (`[host] the agent is given URL, a forwarder to
+    /// http://HOST:PORT/mcp`) says where requests go. For `run_turn`'s
+    /// `on_line`.
+    pub fn follow(&self, line: &str) {
+        let Some(rest) = line.strip_prefix("[host] the agent is given ") else {
+            return;
+        };
+        let upstream = rest.rsplit(' ').next().unwrap();
+        let addr = upstream
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        self.forward_to(addr.parse().expect("the host's address"));
+    }
+
     /// The methods the forwarder saw so far, in order.
     pub fn seen(&self) -> Vec<String> {
         self.requests().into_iter().map(|s| s.method).collect()
