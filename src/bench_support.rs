@@ -3,10 +3,10 @@
 //! API**: it may change or vanish in any release.
 
 use crate::auth::Bearer;
+use crate::host::ToolHost;
 use crate::mcp::{self, Reply, RequestContext};
 use crate::protocol::EnvelopeHeaders;
 use crate::state::Lease;
-use crate::ToolHost;
 
 /// Step 3 of the transport alone: parse an `Authorization` value and check
 /// the bearer against the revocation slab.

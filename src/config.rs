@@ -3,7 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Upper bound on `max_connections`: far above any file-descriptor limit.
 const MAX_CONNECTIONS_CEILING: usize = 1_000_000;

@@ -14,11 +14,12 @@ use tokio::time::Instant;
 use crate::config::ToolHostConfig;
 use crate::conn::Admission;
 use crate::conn::Drain;
+use crate::error::Error;
 use crate::http::{connection_builder, connection_service, guarded_io};
 use crate::session::ToolSession;
 use crate::state::Shared;
+use crate::surface::ToolSurface;
 use crate::util::{race, First};
-use crate::{Error, ToolSurface};
 
 /// What the accept loop is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

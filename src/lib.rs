@@ -87,12 +87,18 @@
 //! own call only. Connection slots go to authenticated clients first: a
 //! flood of connections without a live bearer sheds its own oldest members,
 //! never a connection that has authenticated, and one session holds at most
-//! its share of the slots. On Linux, a connection that another local user
-//! opened is refused, so a bearer leaked to them is useless. What one
+//! its share of the slots. On Linux (on the architectures whose netlink
+//! socket flags `conn/peer_user.rs` knows, which
+//! [`ToolHost::checks_peer_user`] reports), a connection that another
+//! local user opened is refused, so a bearer leaked to them is useless.
+//! What one
 //! connection can make
 //! the host hold is bounded by the config (see [`ToolHostConfig`]'s
-//! "Memory"). Bearers never appear in
-//! `Debug`, errors or logs (the crate logs nothing); they reach disk only
+//! "Memory"). Bearers never appear in the `Debug` of the crate's own
+//! types (the guard, the entries' headers, [`BearerEnv`]), in errors or in
+//! logs (the crate logs nothing) — but the JSON values the entries hand
+//! out for an agent carry the bearer, and a `serde_json::Value`'s `Debug`
+//! prints it; they reach disk only
 //! in a config file you ask for ([`ToolSession::write_mcp_config`]: mode
 //! 0600 on Unix, removed with the guard). What it cannot defend
 //! against: a process that can read the caller's memory, or the agent it

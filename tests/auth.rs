@@ -100,17 +100,33 @@ async fn auth_before_body() {
 }
 
 /// A bearer in the query string is not a credential: only the header counts.
+/// The same request (the query included) is served once the live bearer
+/// is in the header, and refused with it only in the query, and with a
+/// dead bearer in the header and the live one in the query.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearer_in_query_is_ignored() {
     let fx = Fixture::new().await;
+    let dead = {
+        let session = fx.host.open_session(RecordingSurface::new()).unwrap();
+        bearer_of(&session)
+    };
     let line = format!("POST /mcp?access_token={} HTTP/1.1", fx.bearer);
     let host = fx.addr.to_string();
-    let headers = [
-        ("Host", host.as_str()),
-        ("Content-Type", "application/json"),
-    ];
-    let r = fx.send(&request(&line, &headers, Some(PING))).await;
-    assert_eq!(r.status, 401);
+    let send = |authorization: Option<String>| {
+        let mut headers = vec![
+            ("Host", host.clone()),
+            ("Content-Type", "application/json".to_owned()),
+        ];
+        headers.extend(authorization.map(|value| ("Authorization", value)));
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        request(&line, &headers, Some(PING))
+    };
+    let served = fx.send(&send(Some(fx.auth()))).await;
+    assert_eq!(served.status, 200, "the header's bearer is served");
+    let only_query = fx.send(&send(None)).await;
+    assert_eq!(only_query.status, 401, "the query's bearer is not");
+    let dead_header = fx.send(&send(Some(format!("Bearer {dead}")))).await;
+    assert_eq!(dead_header.status, 401, "nor does it rescue a dead header");
 }
 
 /// Dropping the guard revokes at once: a call succeeds (200), the guard is

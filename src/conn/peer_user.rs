@@ -223,11 +223,17 @@ fn read_ip(field: &[u8], like: SocketAddr) -> IpAddr {
 }
 
 /// Opening the netlink socket: the crate's one `unsafe`.
-#[cfg(all(
-    target_os = "linux",
-    // Where `SOCK_NONBLOCK` and `SOCK_CLOEXEC` have the generic values
-    // below (alpha, mips, parisc and sparc differ): elsewhere, no check.
-    any(
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod netlink {
+    use std::ffi::c_int;
+    use std::fs::File;
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+
+    /// Whether `SOCK_NONBLOCK` and `SOCK_CLOEXEC` have the generic values
+    /// below on this architecture (alpha, mips, parisc and sparc differ):
+    /// elsewhere no socket is opened, and the check is off.
+    const GENERIC_FLAGS: bool = cfg!(any(
         target_arch = "x86_64",
         target_arch = "x86",
         target_arch = "aarch64",
@@ -236,14 +242,7 @@ fn read_ip(field: &[u8], like: SocketAddr) -> IpAddr {
         target_arch = "powerpc64",
         target_arch = "s390x",
         target_arch = "loongarch64"
-    )
-))]
-#[allow(unsafe_code)]
-mod netlink {
-    use std::ffi::c_int;
-    use std::fs::File;
-    use std::os::fd::{FromRawFd as _, OwnedFd};
-
+    ));
     const AF_NETLINK: c_int = 16;
     const SOCK_DGRAM: c_int = 2;
     const SOCK_NONBLOCK: c_int = 0o4000;
@@ -259,6 +258,9 @@ mod netlink {
     /// `write` sends to the kernel (an unconnected netlink socket's default
     /// destination) and binds it; `read` takes one answer.
     pub(super) fn sock_diag_socket() -> Option<File> {
+        if !GENERIC_FLAGS {
+            return None;
+        }
         // SAFETY: socket(2) takes plain integers and touches no memory of
         // ours; a failure is a negative return, handled below.
         let fd = unsafe {
@@ -278,19 +280,7 @@ mod netlink {
 }
 
 /// No netlink here: the check is off (`listener_uid` finds nothing).
-#[cfg(not(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64",
-        target_arch = "powerpc64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-)))]
+#[cfg(not(target_os = "linux"))]
 mod netlink {
     pub(super) fn sock_diag_socket() -> Option<std::fs::File> {
         None

@@ -218,7 +218,8 @@ mod tests {
     use crate::config::ToolHostConfig;
     use crate::mcp::legacy_stream;
     use crate::state::{Lease, Shared};
-    use crate::{Tool, ToolOutcome, ToolSurface};
+    use crate::surface::ToolSurface;
+    use crate::tool::{Tool, ToolOutcome};
     use serde_json::Value;
     use tokio::time::Instant;
 

@@ -162,6 +162,8 @@ mod tests {
     fn rejection_table() {
         let rows = [
             (Rejection::Forbidden("x"), 403),
+            (Rejection::OtherUser, 403),
+            (Rejection::SessionFull, 429),
             (Rejection::Ambiguous("x"), 400),
             (Rejection::NotFound, 404),
             (Rejection::Unauthorized, 401),
@@ -203,6 +205,8 @@ mod tests {
             );
         }
         assert!(Rejection::Unauthorized.closes_connection());
+        assert!(Rejection::OtherUser.closes_connection());
+        assert!(Rejection::SessionFull.closes_connection());
         assert!(!Rejection::PayloadTooLarge.closes_connection());
     }
 }

@@ -440,3 +440,29 @@ fn empty(status: StatusCode) -> Response<ResponseBody> {
     *response.status_mut() = status;
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Step 8's status table: each class of complete reply and the status
+    /// it is sent with; a revocation met during dispatch is the 401 of
+    /// step 3, with its headers.
+    #[test]
+    fn reply_status_table() {
+        let rows = [
+            (ReplyClass::Answer, 200),
+            (ReplyClass::Accepted, 202),
+            (ReplyClass::Malformed, 400),
+            (ReplyClass::NotFound, 404),
+            (ReplyClass::TooManyStreams, 409),
+            (ReplyClass::UnknownSession, 404),
+        ];
+        for (class, status) in rows {
+            let response = reply_response(class, b"{}".to_vec()).unwrap();
+            assert_eq!(response.status().as_u16(), status, "{class:?}");
+        }
+        let revoked = reply_response(ReplyClass::Revoked, b"{}".to_vec());
+        assert!(matches!(revoked, Err(Rejection::Unauthorized)));
+    }
+}

@@ -1,5 +1,7 @@
 //! JSON-RPC 2.0, and JSON text in and out. Nothing here knows about HTTP
-//! or MCP methods.
+//! or MCP methods; the error-code table holds MCP's codes too (`-32001`,
+//! `-32020`, `-32022`), since they are JSON-RPC error codes
+//! that the framing here writes.
 //!
 //! - this file: envelopes, the error-code table, and framing replies;
 //! - `read.rs`: reading a body, the usual one by the allocation-free pass

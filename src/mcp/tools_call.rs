@@ -23,9 +23,9 @@ use crate::surface::CallEvents;
 use crate::surface::{CancelSignal, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
+use crate::tool::ToolOutcome;
 use crate::util::{race, waiting_at_most, First};
 use crate::util::{CatchUnwind, Panicked};
-use crate::ToolOutcome;
 
 /// One `tools/call` request, as the dispatcher hands it over.
 pub(super) struct CallRequest<'a> {

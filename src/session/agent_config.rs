@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::{Error, McpServers, Runner, ToolSession};
+use super::runner::Runner;
+use super::tool_session::{McpServers, ToolSession};
+use crate::error::Error;
 
 impl McpServers<'_> {
     /// The ACP `mcpServers` value for an agent whose `initialize` result is

@@ -10,7 +10,8 @@ use std::fmt;
 use std::path::Path;
 
 use super::tool_session::BearerEnv;
-use crate::{Error, Tool};
+use crate::error::Error;
+use crate::tool::Tool;
 
 /// The longest tool name to count on, *after* the agent has added its
 /// server prefix: OpenAI's function names are at most 64 characters of

@@ -16,6 +16,7 @@ use crate::auth::Bearer;
 use crate::auth::{RevocationSlab, SlotRef};
 use crate::config::ToolHostConfig;
 use crate::conn::SessionShare;
+use crate::error::Error;
 use crate::protocol::ServerInfo;
 use crate::state::entry::EntryGate;
 use crate::state::in_flight::InFlightCalls;
@@ -24,7 +25,6 @@ use crate::state::listings::Listings;
 use crate::state::mcp_session::McpSessions;
 use crate::surface::DynSurface;
 use crate::surface::SessionLogLevel;
-use crate::Error;
 
 /// State shared by the accept loop, every connection, every request and
 /// every session guard. Sessions keep it alive, so a guard outliving its

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::{Error, Tool, ToolOutcome, ToolSurface};
+use super::tool_surface::ToolSurface;
+use crate::error::Error;
+use crate::tool::{Tool, ToolOutcome};
 
 /// Runs the tools of a [`StaticSurface`].
 ///

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::call::ToolCall;
+use crate::tool::{Tool, ToolOutcome};
 use crate::util::BoxFuture;
-use crate::{Tool, ToolCall, ToolOutcome};
 
 /// The tools one session offers, and how to run them.
 ///

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::error::Error;
 use crate::protocol::Era;
 use crate::protocol::{param_headers, HeaderBinding};
-use crate::Error;
 
 /// Longest tool name MCP allows (2025-11-25, "Tool names").
 pub(crate) const MAX_NAME_CHARS: usize = 128;

@@ -1,7 +1,8 @@
 //! The dispatcher driven without a socket: a `Shared` made from a config, a
 //! session on a test surface, and bodies handed straight to [`dispatch`].
 //! Each table row is one method, era and error code; what HTTP makes of a
-//! reply class is `http/transport.rs`'s table, tested there.
+//! reply class is `http/transport.rs`'s table, tested there
+//! (`reply_status_table`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -16,7 +17,8 @@ use crate::auth::SlotRef;
 use crate::config::ToolHostConfig;
 use crate::protocol::Header;
 use crate::state::{SessionState, Shared};
-use crate::{Tool, ToolCall, ToolOutcome, ToolSurface};
+use crate::surface::{ToolCall, ToolSurface};
+use crate::tool::{Tool, ToolOutcome};
 
 const MODERN: &str = "2026-07-28";
 

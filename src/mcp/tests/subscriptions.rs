@@ -141,7 +141,7 @@ async fn streams_of_a_revoked_session_are_refused_as_revoked() {
 async fn a_fixed_surface_offers_no_list_changes() {
     let config = ToolHostConfig::default();
     let shared = Arc::new(Shared::new(config, "127.0.0.1:4321".parse().unwrap()));
-    let surface = crate::StaticSurface::new(vec![], |_: String, _: Value| async {
+    let surface = crate::surface::StaticSurface::new(vec![], |_: String, _: Value| async {
         Ok::<_, String>(Value::Null)
     })
     .unwrap();
