@@ -317,7 +317,7 @@ fn open_session(host: &ToolHost) -> Result<ToolSession, String> {
 async fn report(session: ToolSession) {
     let listed = session.listings_served();
     let served = session.close().await;
-    println!("[host] tools listed {listed} times with this session's bearer");
+    println!("[host] tools/list answered with this session's bearer: {listed}");
     println!("[host] calls served: {served}");
 }
 

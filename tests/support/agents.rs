@@ -479,9 +479,9 @@ pub fn assert_two_sessions(turn: &Turn, agent: &str) {
         turn.stdout
     );
     let listed: Vec<u64> = turn
-        .lines("[host] tools listed ")
+        .lines("[host] tools/list answered with this session's bearer: ")
         .iter()
-        .filter_map(|l| l.split(' ').nth(3)?.parse().ok())
+        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
         .collect();
     assert!(
         listed.len() == 2 && listed.iter().all(|&n| n >= 1),
