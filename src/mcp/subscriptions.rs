@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Handled, ReplyClass, Respond};
+use super::reply::{Handled, Listening, ReplyClass, Respond, StreamRefused, Subscription};
 use crate::jsonrpc::write_json;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
@@ -22,38 +22,6 @@ use crate::state::{Audience, StreamSlot};
 
 /// The legacy change notification: no subscription, no params.
 const LEGACY_CHANGE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
-
-/// Everything one notification stream will send, rendered.
-pub(crate) struct Subscription {
-    /// Sent first: the 2026-07-28 acknowledgement.
-    pub(crate) opening: Option<Vec<u8>>,
-    /// What the stream listens for; `None` when nothing requested can be
-    /// delivered, and the stream ends after its opening and closing.
-    pub(crate) listening: Option<Listening>,
-    /// Sent when the host ends the stream gracefully: 2026-07-28's result
-    /// of the listen request. (At revocation nothing more is sent.)
-    pub(crate) closing: Option<Vec<u8>>,
-}
-
-/// A stream's hold on its session's changes.
-pub(crate) struct Listening {
-    /// The message each announced change sends.
-    pub(crate) change: Vec<u8>,
-    /// The stream's place among the session's, its changes, and its
-    /// audience (the client it announces to).
-    pub(crate) slot: StreamSlot,
-}
-
-/// Why a stream did not open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StreamRefused {
-    /// The session's surface never changes: there is nothing to stream.
-    NotOffered,
-    /// The session has `max_streams_per_session` open already.
-    TooMany,
-    /// The session's bearer was revoked while the request was in flight.
-    Revoked,
-}
 
 /// `GET /mcp` with `Accept: text/event-stream` (legacy era): a stream of
 /// the session's list changes, announcing to `audience`: the client's MCP

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{surface_panicked, Handled, ReplyClass, Respond, ResultKind, StreamedCall};
+use super::reply::{surface_panicked, Handled, ReplyClass, Respond, ResultKind, StreamedCall};
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
 use crate::protocol::param_headers;
 use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};

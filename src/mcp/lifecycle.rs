@@ -1,0 +1,116 @@
+//! The lifecycle methods: `initialize` (which mints an MCP session) and
+//! `logging/setLevel` in the legacy era, `server/discover` in 2026-07-28,
+//! and the capabilities both advertise.
+
+use super::reply::{Framing, Handled, Respond, ResultKind};
+use crate::jsonrpc::write_json_str;
+use crate::jsonrpc::{code, ErrorObject, Params};
+use crate::protocol::{era, Era};
+use crate::state::{Lease, SessionState};
+use crate::surface::{LogLevel, LEVEL_NAMES};
+
+/// `initialize`: negotiate the version, advertise the session's
+/// capabilities (see [`write_capabilities`]), and mint an MCP session at
+/// the negotiated version (see `state/mcp_session.rs`).
+pub(super) fn initialize(
+    lease: &Lease,
+    respond: Respond<'_>,
+    params: Option<&Params<'_>>,
+    framing: Framing,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let session = &lease.session;
+    if framing == Framing::BatchMember {
+        let error = ErrorObject::new(
+            code::INVALID_REQUEST,
+            "initialize must not be part of a batch",
+        );
+        return respond.error(out, &error);
+    }
+    let Some(requested) = params.and_then(|p| p.get_str("protocolVersion")) else {
+        let error = ErrorObject::new(
+            code::INVALID_PARAMS,
+            "initialize needs params.protocolVersion, a string",
+        );
+        return respond.error(out, &error);
+    };
+    let info = respond.info;
+    let version = era::negotiate(&requested);
+    respond.result(out, ResultKind::Plain, |out| {
+        out.extend_from_slice(b"\"protocolVersion\":");
+        write_json_str(out, version);
+        out.push(b',');
+        write_capabilities(out, session, respond.era);
+        out.extend_from_slice(b",\"serverInfo\":");
+        out.extend_from_slice(info.implementation.as_bytes());
+        if let Some(instructions) = &info.instructions {
+            out.extend_from_slice(b",\"instructions\":");
+            write_json_str(out, instructions);
+        }
+    });
+    let minted = session.mcp_sessions.mint(
+        version,
+        &session.list_changes,
+        lease.shared.config.max_mcp_sessions_per_session,
+    );
+    Handled::Initialized(minted)
+}
+
+/// `"capabilities":{…}`: `tools`, with `listChanged` when the session can
+/// deliver it (on its GET stream, or on `subscriptions/listen` in
+/// 2026-07-28), and `logging` when its surface logs. Nothing else: the
+/// host serves no resources, prompts, completions or tasks.
+pub(super) fn write_capabilities(out: &mut Vec<u8>, session: &SessionState, era: Era) {
+    out.extend_from_slice(match (session.list_can_change, era) {
+        (true, _) => b"\"capabilities\":{\"tools\":{\"listChanged\":true}",
+        (false, Era::Legacy(_)) => b"\"capabilities\":{\"tools\":{\"listChanged\":false}",
+        (false, Era::Modern(_)) => b"\"capabilities\":{\"tools\":{}",
+    });
+    if session.may_log {
+        out.extend_from_slice(b",\"logging\":{}");
+    }
+    out.push(b'}');
+}
+
+/// `logging/setLevel` (MCP 2025-11-25 and earlier, on a surface that
+/// logs): the least severe level the session's calls log at from now on.
+pub(super) fn set_log_level(
+    respond: Respond<'_>,
+    params: Option<&Params<'_>>,
+    session: &SessionState,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let level = params.and_then(|p| p.get_str("level"));
+    match level.as_deref().and_then(LogLevel::parse) {
+        Some(level) => {
+            session.log_level.set(level);
+            respond.result(out, ResultKind::Plain, |_| {})
+        }
+        None => {
+            let error = ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("logging/setLevel needs params.level, one of {LEVEL_NAMES}"),
+            );
+            respond.error(out, &error)
+        }
+    }
+}
+
+/// `server/discover` (2026-07-28): its capabilities, the instructions, and
+/// every version the host speaks.
+pub(super) fn discover(respond: Respond<'_>, session: &SessionState, out: &mut Vec<u8>) {
+    let info = respond.info;
+    write_capabilities(out, session, respond.era);
+    if let Some(instructions) = &info.instructions {
+        out.extend_from_slice(b",\"instructions\":");
+        write_json_str(out, instructions);
+    }
+    out.extend_from_slice(b",\"supportedVersions\":[");
+    for (i, version) in era::supported_versions().into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_str(out, version);
+    }
+    out.push(b']');
+}

@@ -1,0 +1,213 @@
+//! What the dispatcher answers, as data: the reply a body earned and its
+//! class (`http/transport.rs` owns the status table), what handling one
+//! message did, how a request's result is framed in its era, and the
+//! rendered messages of a notification stream. The leaf of `mcp/`: every
+//! other file of the folder builds on it, and it on none of them.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::jsonrpc::{self, code, ErrorObject};
+use crate::protocol::{Era, ServerInfo};
+use crate::state::{McpSession, StreamSlot};
+use crate::surface::CallEvents;
+use crate::util::BoxFuture;
+
+/// What kind of reply a body earned; `http/transport.rs` owns the status table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplyClass {
+    /// A response (or batch of responses) to deliver normally.
+    Answer,
+    /// Nothing to answer: notifications and client responses only.
+    Accepted,
+    /// The body was not JSON or not JSON-RPC, or its protocol version or
+    /// envelope is wrong: a client error, with a JSON-RPC error body.
+    Malformed,
+    /// A modern-era request for a method this host does not serve.
+    NotFound,
+    /// The session's bearer was revoked while this request was in flight.
+    Revoked,
+    /// A stream was asked for, and the session has all it may hold open.
+    TooManyStreams,
+    /// A legacy message named an MCP session that is not open (`-32001`):
+    /// the client must initialize again.
+    UnknownSession,
+}
+
+/// The dispatcher's answer to one POST body.
+pub(crate) enum Reply {
+    /// A complete body of the given class.
+    Complete { class: ReplyClass, body: Vec<u8> },
+    /// A `tools/call` whose progress the client asked to follow.
+    Stream(Box<StreamedCall>),
+    /// A `subscriptions/listen`: a stream of notifications.
+    Listen(Box<Subscription>),
+    /// An `initialize` answered: the body, and the MCP session it minted,
+    /// whose id goes in the `Mcp-Session-Id` response header.
+    Initialized {
+        body: Vec<u8>,
+        session: Arc<McpSession>,
+    },
+}
+
+impl Reply {
+    pub(super) fn new(class: ReplyClass, body: Vec<u8>) -> Self {
+        Self::Complete { class, body }
+    }
+
+    /// A body-level error: the message could not be read as a request, so
+    /// its id is unknown (`null`).
+    pub(super) fn malformed(error: &ErrorObject) -> Self {
+        let mut out = Vec::with_capacity(128);
+        jsonrpc::write_error(&mut out, None, error);
+        Self::new(ReplyClass::Malformed, out)
+    }
+
+    /// A body that named an MCP session that is not open.
+    pub(super) fn unknown_session() -> Self {
+        let mut out = Vec::with_capacity(128);
+        let handled = write_unknown_session(&mut out, None);
+        debug_assert!(matches!(
+            handled,
+            Handled::Wrote(ReplyClass::UnknownSession)
+        ));
+        Self::new(ReplyClass::UnknownSession, out)
+    }
+}
+
+/// The error for a message whose `Mcp-Session-Id` names no open MCP
+/// session: `-32001`, the code MCP clients re-initialize on (Claude Code's
+/// only when the body carries it), with the request's id when it has one.
+pub(super) fn write_unknown_session(out: &mut Vec<u8>, id: Option<&Value>) -> Handled {
+    let error = ErrorObject::new(
+        code::SESSION_NOT_FOUND,
+        "Session not found: initialize again for a new Mcp-Session-Id",
+    );
+    jsonrpc::write_error(out, id, &error);
+    Handled::Wrote(ReplyClass::UnknownSession)
+}
+
+/// A `tools/call` to run while its response streams: the future that runs
+/// it and yields its final response (`None` when it was cancelled and
+/// nothing more may be sent), and the progress and logs it sends meanwhile.
+pub(crate) struct StreamedCall {
+    pub(crate) call: BoxFuture<'static, Option<Vec<u8>>>,
+    pub(crate) events: Arc<CallEvents>,
+}
+
+/// Where a message stands in its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Framing {
+    /// The body's one message.
+    Single,
+    /// A member of a 2025-03-26 batch: its response joins the batch's
+    /// array, so it never streams, and it may not be `initialize`.
+    BatchMember,
+}
+
+/// What handling one message did.
+pub(super) enum Handled {
+    /// Wrote one response; as the body's only message, its reply is of
+    /// this class.
+    Wrote(ReplyClass),
+    /// Wrote nothing: a notification, a client response, or a cancelled
+    /// call (MCP: a cancelled request SHOULD get no response).
+    Silent,
+    /// The bearer was revoked mid-request; wrote nothing.
+    Revoked,
+    /// A call to run on a stream; wrote nothing.
+    Stream(Box<StreamedCall>),
+    /// A notification stream to open; wrote nothing.
+    Listen(Box<Subscription>),
+    /// Answered `initialize`, minting this MCP session.
+    Initialized(Arc<McpSession>),
+}
+
+/// Which envelope members close a modern result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ResultKind {
+    /// `tools/list` and `server/discover`: with `ttlMs` and `cacheScope`.
+    Listing,
+    /// Every other result.
+    Plain,
+}
+
+/// How one request is answered: its id, its era, and what the modern
+/// envelope names the server as.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Respond<'a> {
+    pub(super) id: &'a Value,
+    pub(super) era: Era,
+    pub(super) info: &'a ServerInfo,
+}
+
+impl Respond<'_> {
+    /// Writes a result response: the object members `members` writes, then
+    /// (in the modern era) the envelope's.
+    pub(super) fn result(
+        self,
+        out: &mut Vec<u8>,
+        kind: ResultKind,
+        members: impl FnOnce(&mut Vec<u8>),
+    ) -> Handled {
+        jsonrpc::open_result(out, self.id);
+        members(out);
+        if let Era::Modern(_) = self.era {
+            // The envelope's members start with a comma: every modern
+            // result has members of its own before them.
+            debug_assert_ne!(out.last(), Some(&b'{'), "a modern result has members");
+            let envelope = match kind {
+                ResultKind::Listing => &self.info.modern_listing_members,
+                ResultKind::Plain => &self.info.modern_result_members,
+            };
+            out.extend_from_slice(envelope.as_bytes());
+        }
+        jsonrpc::close_result(out);
+        Handled::Wrote(ReplyClass::Answer)
+    }
+
+    /// Writes an error response to a request that was read (a method
+    /// error: the body itself was fine).
+    pub(super) fn error(self, out: &mut Vec<u8>, error: &ErrorObject) -> Handled {
+        jsonrpc::write_error(out, Some(self.id), error);
+        Handled::Wrote(ReplyClass::Answer)
+    }
+}
+
+/// The error for a surface that panicked while answering.
+pub(super) fn surface_panicked() -> ErrorObject {
+    ErrorObject::new(code::INTERNAL_ERROR, "the tool surface panicked")
+}
+
+/// Everything one notification stream will send, rendered.
+pub(crate) struct Subscription {
+    /// Sent first: the 2026-07-28 acknowledgement.
+    pub(crate) opening: Option<Vec<u8>>,
+    /// What the stream listens for; `None` when nothing requested can be
+    /// delivered, and the stream ends after its opening and closing.
+    pub(crate) listening: Option<Listening>,
+    /// Sent when the host ends the stream gracefully: 2026-07-28's result
+    /// of the listen request. (At revocation nothing more is sent.)
+    pub(crate) closing: Option<Vec<u8>>,
+}
+
+/// A stream's hold on its session's changes.
+pub(crate) struct Listening {
+    /// The message each announced change sends.
+    pub(crate) change: Vec<u8>,
+    /// The stream's place among the session's, its changes, and its
+    /// audience (the client it announces to).
+    pub(crate) slot: StreamSlot,
+}
+
+/// Why a stream did not open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamRefused {
+    /// The session's surface never changes: there is nothing to stream.
+    NotOffered,
+    /// The session has `max_streams_per_session` open already.
+    TooMany,
+    /// The session's bearer was revoked while the request was in flight.
+    Revoked,
+}
