@@ -8,7 +8,7 @@ use serde_json::Value;
 #[cfg(test)]
 use super::envelope::MAX_PARAMS_MEMBERS;
 use super::envelope::{self, Envelope, RawMembers, RawParams};
-use super::{code, take, ErrorObject, Message, Params, Request};
+use super::message::{code, member_value, raw_string, take, ErrorObject, Message, Params, Request};
 
 /// What a POST body holds.
 #[derive(Debug)]
@@ -98,16 +98,6 @@ pub(crate) fn classify(value: Value) -> Message<'static> {
     })
 }
 
-/// A member's raw text, which the fast reading accepted, as a [`Value`],
-/// read by serde_json. serde_json cannot refuse it (the subset of
-/// `envelope.rs` rules that out, and the fuzz target checks it); were it
-/// ever to, the member would read as `null` rather than take the host down.
-pub(super) fn member_value(raw: &str) -> Value {
-    let value = serde_json::from_str(raw);
-    debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
-    value.unwrap_or(Value::Null)
-}
-
 /// Classifies a body the fast reading found the members of. `None` (a
 /// member the fast reading accepted but serde_json refused, which its
 /// subset rules out) sends the body down the general path.
@@ -132,17 +122,6 @@ fn classify_envelope<'a>(
         params,
         answers: envelope.answers,
     }))
-}
-
-/// A member's raw text as a string, borrowed unless it has escapes; `None`
-/// when it is not a string.
-pub(super) fn raw_string(raw: &str) -> Option<Cow<'_, str>> {
-    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
-    } else {
-        Some(Cow::Borrowed(inner))
-    }
 }
 
 /// The classification rules, whichever way the members were read.
