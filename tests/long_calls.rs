@@ -154,12 +154,15 @@ async fn cancellation_is_per_session() {
     within(started).await;
     let note = cancelled(json!({"requestId": 5}));
     assert_eq!(rpc(fx.addr, &bearer_of(&other), note).await.status, 202);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A cancellation is applied while its notification is dispatched,
+    // before the 202 is written: had it reached this call, the call's
+    // signal would be raised by now.
     assert!(
-        !fx.surface.hang_was_dropped(),
+        !fx.surface.hang_was_cancelled(),
         "not cancelled by another session"
     );
     fx.revoke(); // cancels it
+    assert!(fx.surface.hang_was_cancelled());
     assert_eq!(within(call).await.unwrap().status, 202);
     assert!(fx.surface.hang_was_dropped());
 }
