@@ -18,11 +18,11 @@
 /// connection accepted in order to shed an older one, the peer lookup's
 /// netlink socket, and room for what the embedding process opens next
 /// (an agent's three pipes per process, files, its own sockets).
-pub(crate) const HEADROOM: u64 = 64;
+const HEADROOM: u64 = 64;
 
 /// The process's soft open-file limit and the descriptors open now, when
 /// the platform says (`None`: unlimited, or unknown).
-pub(crate) fn descriptors() -> Option<(u64, u64)> {
+fn descriptors() -> Option<(u64, u64)> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let soft = soft_limit(&limits)?;
     let open = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64;

@@ -8,7 +8,9 @@ use serde_json::Value;
 #[cfg(test)]
 use super::envelope::MAX_PARAMS_MEMBERS;
 use super::envelope::{self, Envelope, RawMembers, RawParams};
-use super::message::{code, member_value, raw_string, take, ErrorObject, Message, Params, Request};
+#[cfg(any(test, feature = "bench-internals"))]
+use super::message::member_value;
+use super::message::{code, raw_string, take, ErrorObject, Message, Params, Request};
 
 /// What a POST body holds.
 #[derive(Debug)]

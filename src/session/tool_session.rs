@@ -262,7 +262,8 @@ impl Drop for ToolSession {
         self.state.in_flight.cancel_all();
         self.state.list_changes.revoke();
         self.state.entry.close();
-        // Its connections close: a dead session holds no slot.
+        // Its connections give their slots up (pending again, first to be
+        // shed): a dead session holds no place in any share.
         self.state.connections.revoke();
         // The bearer in them is dead now; the files go too. A file someone
         // already removed is no error.
