@@ -10,7 +10,15 @@
 //! result is in the conversation; once all are made, the answer is text
 //! that quotes the last tool result (`The tool said: …`). A call whose tool
 //! is not offered in that request ends the turn with text that says so.
-//! Every request body is kept, for the test to look at.
+//! An agent that defers tools behind a search tool (Claude Code's
+//! `ToolSearch`) is first asked to load the tool (`messages.rs`).
+//!
+//! Some agents ask the model to review a tool call before making it
+//! (Claude Code's auto-mode classifier, Codex's guardian): those requests
+//! get the model's [`Review`] (allow unless set otherwise) and are kept
+//! apart from the turn's. Every turn request body is kept, and every
+//! review request body, for the test to look at; side requests (titles,
+//! token counts) are answered and not kept.
 //!
 //! HTTP/1.1 over a plain socket, one request per connection
 //! (`Connection: close`), bodies with `Content-Length`: what the agents'
