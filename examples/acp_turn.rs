@@ -637,8 +637,8 @@ impl Agent {
     }
 
     /// Closes the agent's stdin (ACP's end of the connection) and waits
-    /// briefly for it to exit. Not every agent exits on that (the Claude and
-    /// Codex adapters do not; Gemini CLI not while its MCP stream is open),
+    /// briefly for it to exit. Not every agent exits on that (Gemini CLI
+    /// not while its MCP stream is open; the Claude adapter 0.23 did not),
     /// so after two seconds it is killed.
     async fn finish(mut self) {
         drop(self.stdin);
