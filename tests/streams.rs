@@ -174,6 +174,32 @@ async fn bursts_coalesce_into_one_notification() {
     assert_eq!(next_kind(&mut events).await, KEEP_ALIVE);
 }
 
+/// The other path of the coalescing: a burst that comes just after a
+/// notice is folded into one more notice at the end of the notice's
+/// 20 ms window, not sent at once. Two notices in all, the second one
+/// at least the window after the first; then nothing but a keep-alive.
+#[tokio::test]
+async fn a_burst_after_a_notice_is_one_more_at_the_end_of_the_window() {
+    let fx = streaming(4).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let mut conn = Conn::open(addr).await;
+    let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
+    let notifier = fx.session().list_changed_notifier();
+    notifier.notify();
+    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
+    let first = std::time::Instant::now();
+    std::thread::spawn(move || (0..100).for_each(|_| notifier.notify()))
+        .join()
+        .unwrap();
+    assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
+    let gap = first.elapsed();
+    assert!(
+        gap >= Duration::from_millis(15),
+        "the second notice waited for the window's end: {gap:?}"
+    );
+    assert_eq!(next_kind(&mut events).await, KEEP_ALIVE);
+}
+
 /// One client's legacy streams share each change: it goes out on exactly
 /// one of them, and the other's next event is a keep-alive.
 #[tokio::test]
