@@ -110,9 +110,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use embacle_tool_host::agent::Runner;
+use embacle_tool_host::content::ToolAnnotations;
 use embacle_tool_host::{
-    ListChangedNotifier, Runner, Tool, ToolAnnotations, ToolHost, ToolHostConfig, ToolOutcome,
-    ToolSession, ToolSurface,
+    ListChangedNotifier, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSession, ToolSurface,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};

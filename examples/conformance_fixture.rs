@@ -42,9 +42,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use embacle_tool_host::call::LogLevel;
+use embacle_tool_host::content::{ContentBlock, EmbeddedResource};
 use embacle_tool_host::{
-    EmbeddedResource, ListChangedNotifier, LogLevel, Tool, ToolCall, ToolHost, ToolHostConfig,
-    ToolOutcome, ToolSurface,
+    ListChangedNotifier, Tool, ToolCall, ToolHost, ToolHostConfig, ToolOutcome, ToolSurface,
 };
 use serde_json::{json, Value};
 
@@ -184,24 +185,24 @@ impl ToolSurface for Fixture {
             "test_image_content" => ToolOutcome::image(PNG, "image/png"),
             "test_audio_content" => ToolOutcome::audio(WAV, "audio/wav"),
             "test_embedded_resource" => ToolOutcome::builder()
-                .resource(
+                .block(ContentBlock::resource(
                     EmbeddedResource::text(
                         "test://embedded-resource",
                         "This is an embedded resource content.",
                     )
                     .mime_type("text/plain"),
-                )
+                ))
                 .build(),
             "test_multiple_content_types" => ToolOutcome::builder()
                 .text("Multiple content types test:")
-                .image(PNG, "image/png")
-                .resource(
+                .block(ContentBlock::image(PNG, "image/png"))
+                .block(ContentBlock::resource(
                     EmbeddedResource::text(
                         "test://mixed-content-resource",
                         r#"{"test":"data","value":123}"#,
                     )
                     .mime_type("application/json"),
-                )
+                ))
                 .build(),
             "test_error_handling" => {
                 ToolOutcome::refused("This tool intentionally returns an error for testing")

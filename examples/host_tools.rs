@@ -19,7 +19,8 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use embacle_tool_host::{StaticSurface, Tool, ToolAnnotations, ToolHost, ToolHostConfig};
+use embacle_tool_host::content::ToolAnnotations;
+use embacle_tool_host::{StaticSurface, Tool, ToolHost, ToolHostConfig};
 use serde_json::{json, Value};
 
 #[tokio::main]

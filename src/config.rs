@@ -172,7 +172,7 @@ pub struct ToolHostConfig {
     /// nothing until used. Default 1,048,576.
     pub max_sessions: u32,
     /// Longest a tool call may run. A call past it is cancelled (its future
-    /// dropped, its [`CancelSignal`](crate::CancelSignal) raised) and
+    /// dropped, its [`CancelSignal`](crate::call::CancelSignal) raised) and
     /// answered with JSON-RPC `-32603` naming the limit. `None` disables
     /// the limit. Default 5 minutes.
     pub call_timeout: Option<Duration>,

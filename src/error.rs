@@ -143,7 +143,7 @@ impl Error {
 
     /// True when a [`Tool`](crate::Tool) descriptor or a
     /// [`StaticSurface`](crate::StaticSurface)'s list was refused, or when
-    /// [`Runner::check_tool_names`](crate::Runner::check_tool_names) found a
+    /// [`Runner::check_tool_names`](crate::agent::Runner::check_tool_names) found a
     /// name an agent would not show the model whole.
     pub fn is_invalid_tool(&self) -> bool {
         matches!(self.kind, ErrorKind::InvalidTool(_))
@@ -169,7 +169,7 @@ impl Error {
     }
 
     /// True when an ACP agent's capabilities say it cannot take an `http`
-    /// MCP server (see [`McpServers::for_acp_agent`](crate::McpServers::for_acp_agent)).
+    /// MCP server (see [`McpServers::for_acp_agent`](crate::agent::McpServers::for_acp_agent)).
     pub fn is_unsupported_agent(&self) -> bool {
         matches!(self.kind, ErrorKind::UnsupportedAgent(_))
     }

@@ -55,14 +55,15 @@
 //! - `mcp/`, `session/` (side by side): the method dispatcher — a body and
 //!   its MCP headers in, a reply out, asking the surface and changing the
 //!   session's state on the way (unit-tested without a socket); and the
-//!   caller's side: [`ToolSession`], [`McpServers`], each agent's config
-//!   and [`Runner`].
+//!   caller's side: [`ToolSession`], [`McpServers`](agent::McpServers),
+//!   each agent's config and [`Runner`](agent::Runner).
 //! - `state/`: what the host and its sessions hold — the shared limits and
 //!   slab, each session's state, calls in flight, list changes
 //!   ([`ListChangedNotifier`]), listings, MCP sessions.
 //! - `surface/`: what user code implements and is handed: [`ToolSurface`],
-//!   [`StaticSurface`], [`ToolCall`], [`Progress`], [`Logger`].
-//! - `tool/`: [`Tool`], [`ToolOutcome`], [`ContentBlock`].
+//!   [`StaticSurface`], [`ToolCall`], [`Progress`](call::Progress),
+//!   [`Logger`](call::Logger).
+//! - `tool/`: [`Tool`], [`ToolOutcome`], [`ContentBlock`](content::ContentBlock).
 //! - `protocol/`: MCP revisions (the two eras, classified per request),
 //!   `x-mcp-header` bindings, the server's info.
 //! - `config.rs`: [`ToolHostConfig`], every limit and its validation.
@@ -95,7 +96,7 @@
 //! connection can make
 //! the host hold is bounded by the config (see [`ToolHostConfig`]'s
 //! "Memory"). Bearers never appear in the `Debug` of the crate's own
-//! types (the guard, the entries' headers, [`BearerEnv`]), in errors or in
+//! types (the guard, the entries' headers, [`BearerEnv`](agent::BearerEnv)), in errors or in
 //! logs (the crate logs nothing) — but the JSON values the entries hand
 //! out for an agent carry the bearer, and a `serde_json::Value`'s `Debug`
 //! prints it; they reach disk only
@@ -130,17 +131,36 @@ mod util;
 pub use config::ToolHostConfig;
 pub use error::Error;
 pub use host::ToolHost;
-pub use session::{
-    BearerEnv, HttpHeader, McpServer, McpServers, Runner, ToolSession, MODEL_TOOL_NAME_LIMIT,
-};
+pub use session::ToolSession;
 pub use state::{ListChangedNotifier, SessionId};
-pub use surface::{
-    CancelSignal, LogLevel, Logger, Progress, StaticSurface, ToolCall, ToolExecutor, ToolSurface,
-};
-pub use tool::{
-    Annotations, ContentBlock, EmbeddedResource, OutcomeBuilder, ResourceLink, Role, Tool,
-    ToolAnnotations, ToolOutcome,
-};
+pub use surface::{StaticSurface, ToolCall, ToolSurface};
+pub use tool::{Tool, ToolOutcome};
+
+/// Describing tools and what they return: a tool's annotations, the
+/// content blocks of a result (text, image, audio, resource links and
+/// embedded resources, each with optional annotations), and the builder
+/// of a result of several blocks.
+pub mod content {
+    pub use crate::tool::{
+        Annotations, ContentBlock, EmbeddedResource, OutcomeBuilder, ResourceLink, Role,
+        ToolAnnotations,
+    };
+}
+
+/// Answering a call beyond its result: its cancellation signal, progress
+/// and log reports, and the closure type a [`StaticSurface`] runs.
+pub mod call {
+    pub use crate::surface::{CancelSignal, LogLevel, Logger, Progress, ToolExecutor};
+}
+
+/// Handing a session to an agent: its `mcpServers` entries, the agents the
+/// crate knows by name ([`Runner`](agent::Runner)) and how each names a
+/// tool to its model, and the bearer kept in an agent's environment.
+pub mod agent {
+    pub use crate::session::{
+        BearerEnv, HttpHeader, McpServer, McpServers, Runner, MODEL_TOOL_NAME_LIMIT,
+    };
+}
 
 /// The README's Rust examples compile and run as doctests.
 #[cfg(doctest)]

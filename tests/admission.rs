@@ -190,7 +190,7 @@ async fn pending_connections_give_their_slots_up_oldest_first() {
             "one of the 6 newest was closed"
         );
     }
-    fx.session().notify_tools_changed();
+    fx.session().list_changed_notifier().notify();
     let event = within(stream.next_event())
         .await
         .expect("the stream is open");

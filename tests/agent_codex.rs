@@ -34,7 +34,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use embacle_tool_host::Runner;
+use embacle_tool_host::agent::Runner;
 use serde_json::Value;
 use support::agents::*;
 use support::mcp_proxy::McpProxy;

@@ -6,7 +6,8 @@ mod support;
 
 use std::path::Path;
 
-use embacle_tool_host::{Runner, ToolHostConfig};
+use embacle_tool_host::agent::Runner;
+use embacle_tool_host::ToolHostConfig;
 use serde_json::{json, Value};
 use support::*;
 

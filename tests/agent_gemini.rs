@@ -20,7 +20,7 @@ mod support;
 
 use std::path::Path;
 
-use embacle_tool_host::Runner;
+use embacle_tool_host::agent::Runner;
 use serde_json::{json, Value};
 use support::agents::*;
 use support::scripted_model::{Api, ScriptedModel};

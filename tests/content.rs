@@ -6,10 +6,8 @@ mod support;
 
 use std::sync::Arc;
 
-use embacle_tool_host::{
-    Annotations, ContentBlock, EmbeddedResource, ResourceLink, Role, Tool, ToolHostConfig,
-    ToolOutcome, ToolSurface,
-};
+use embacle_tool_host::content::{Annotations, ContentBlock, EmbeddedResource, ResourceLink, Role};
+use embacle_tool_host::{Tool, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 use support::*;
 
@@ -53,15 +51,17 @@ impl ToolSurface for Blocks {
         match name {
             "image" => ToolOutcome::image(PNG, "image/png"),
             "audio" => ToolOutcome::audio(WAV, "audio/wav"),
-            "link" => ToolOutcome::builder().resource_link(link()).build(),
+            "link" => ToolOutcome::builder()
+                .block(ContentBlock::resource_link(link()))
+                .build(),
             "resources" => ToolOutcome::builder()
-                .resource(
+                .block(ContentBlock::resource(
                     EmbeddedResource::text("test://notes.md", "# Notes").mime_type("text/markdown"),
-                )
-                .resource(
+                ))
+                .block(ContentBlock::resource(
                     EmbeddedResource::blob("test://blob.bin", PNG)
                         .mime_type("application/octet-stream"),
-                )
+                ))
                 .build(),
             "mixed" => ToolOutcome::builder()
                 .text("summary")
@@ -73,12 +73,14 @@ impl ToolSurface for Blocks {
                             .last_modified("2026-12-03T10:00:00Z"),
                     ),
                 )
-                .resource_link(ResourceLink::new("test://r", "r"))
+                .block(ContentBlock::resource_link(ResourceLink::new(
+                    "test://r", "r",
+                )))
                 .json(json!({"rows": 2}))
                 .build(),
             "refused_with_image" => ToolOutcome::builder()
                 .text("the image is too large; a thumbnail follows")
-                .image(PNG, "image/png")
+                .block(ContentBlock::image(PNG, "image/png"))
                 .refused(),
             _ => ToolOutcome::failed("unexpected tool"),
         }

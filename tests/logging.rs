@@ -6,7 +6,8 @@ mod support;
 
 use std::sync::Arc;
 
-use embacle_tool_host::{LogLevel, Tool, ToolCall, ToolHostConfig, ToolOutcome, ToolSurface};
+use embacle_tool_host::call::LogLevel;
+use embacle_tool_host::{Tool, ToolCall, ToolHostConfig, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 use support::*;
 

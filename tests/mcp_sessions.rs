@@ -342,7 +342,7 @@ async fn each_change_reaches_each_mcp_session_once() {
         assert_eq!(events.status, 200);
         streams.push(events);
     }
-    fx.session().notify_tools_changed();
+    fx.session().list_changed_notifier().notify();
     let mut heard = Vec::new();
     for events in &mut streams {
         heard.push(event_within(events, Duration::from_millis(300)).await);

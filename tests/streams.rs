@@ -111,7 +111,7 @@ async fn legacy_stream_carries_list_changed() {
     assert_eq!(events.header("cache-control"), Some("no-cache"));
     assert_eq!(events.header("x-accel-buffering"), Some("no"));
     assert_eq!(next_kind(&mut events).await, KEEP_ALIVE);
-    session.notify_tools_changed();
+    session.list_changed_notifier().notify();
     let event = events.next_event().await.unwrap();
     assert_eq!(
         event_json(&event),
@@ -140,7 +140,7 @@ async fn legacy_stream_outlives_the_header_timeout() {
     let mut events = conn.send_streaming(&get_stream(addr, &bearer)).await;
     assert_eq!(events.status, 200);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    fx.session().notify_tools_changed();
+    fx.session().list_changed_notifier().notify();
     assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
 }
 
@@ -153,7 +153,7 @@ async fn listen_stream_outlives_the_header_timeout() {
     let mut conn = Conn::open(addr).await;
     let mut events = subscribe(&mut conn, addr, &bearer, json!(1)).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    fx.session().notify_tools_changed();
+    fx.session().list_changed_notifier().notify();
     assert_eq!(next_kind(&mut events).await, LIST_CHANGED);
 }
 
@@ -210,7 +210,7 @@ async fn a_change_goes_on_one_legacy_stream() {
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let mut first = a.send_streaming(&get_stream(addr, &bearer)).await;
     let mut second = b.send_streaming(&get_stream(addr, &bearer)).await;
-    session.notify_tools_changed();
+    session.list_changed_notifier().notify();
     let (x, y) = tokio::join!(next_kind(&mut first), next_kind(&mut second));
     let mut kinds = [x, y];
     kinds.sort();
@@ -244,7 +244,7 @@ async fn subscriptions_acknowledge_then_carry_their_id() {
                               "notifications": {"toolsListChanged": true}}})
         );
     }
-    session.notify_tools_changed();
+    session.list_changed_notifier().notify();
     for (events, id) in [(&mut first, json!("listen:0")), (&mut second, json!(9))] {
         let change = event_json(&events.next_event().await.unwrap());
         assert_eq!(change["method"], LIST_CHANGED);
@@ -281,7 +281,7 @@ async fn sessions_are_isolated() {
     let (mut a, mut b) = (Conn::open(addr).await, Conn::open(addr).await);
     let mut first = a.send_streaming(&get_stream(addr, &one_bearer)).await;
     let mut second = subscribe(&mut b, addr, &two_bearer, json!(1)).await;
-    one.notify_tools_changed();
+    one.list_changed_notifier().notify();
     assert_eq!(next_kind(&mut first).await, LIST_CHANGED);
     assert_eq!(next_kind(&mut second).await, KEEP_ALIVE);
 }
@@ -456,7 +456,7 @@ async fn streams_leave_nothing_behind() {
         conns.push(conn);
     }
     assert!(host_sockets(addr.port()) >= 4, "the count sees the streams");
-    fx.session().notify_tools_changed();
+    fx.session().list_changed_notifier().notify();
     fx.revoke();
     drop(conns);
     wait_until("the host closes every stream's connection", || {

@@ -89,7 +89,7 @@ impl McpServers<'_> {
     /// # use std::sync::Arc;
     /// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
     /// # use serde_json::Value;
-    /// use embacle_tool_host::Runner;
+    /// use embacle_tool_host::agent::Runner;
     /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
     /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
     /// let session = host.open_session(surface)?;
@@ -168,7 +168,7 @@ impl ToolSession {
     /// # use std::sync::Arc;
     /// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
     /// # use serde_json::Value;
-    /// use embacle_tool_host::Runner;
+    /// use embacle_tool_host::agent::Runner;
     /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
     /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
     /// let mut session = host.open_session(surface)?;

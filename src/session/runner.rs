@@ -25,10 +25,10 @@ pub const MODEL_TOOL_NAME_LIMIT: usize = 64;
 /// ([`model_tool_name`](Self::model_tool_name),
 /// [`check_tool_names`](Self::check_tool_names)), and, for Claude Code and
 /// Copilot CLI, the config file it reads MCP servers from
-/// ([`McpServers::config_for`](crate::McpServers::config_for),
+/// ([`McpServers::config_for`](crate::agent::McpServers::config_for),
 /// [`ToolSession::write_mcp_config`](crate::ToolSession::write_mcp_config),
 /// [`config_args`](Self::config_args)). Every one of them also takes the
-/// server in ACP `session/new` ([`McpServers::for_acp_agent`](crate::McpServers::for_acp_agent)).
+/// server in ACP `session/new` ([`McpServers::for_acp_agent`](crate::agent::McpServers::for_acp_agent)).
 ///
 /// Characters are replaced per UTF-16 unit in the agents written in
 /// TypeScript (so a character outside the Basic Multilingual Plane becomes
@@ -44,7 +44,7 @@ pub enum Runner {
     /// name only until it loads them with its `ToolSearch` tool. It expands
     /// `${NAME}` in a header value from its environment, which keeps the
     /// bearer off its command line
-    /// ([`McpServers::with_bearer_from_env`](crate::McpServers::with_bearer_from_env),
+    /// ([`McpServers::with_bearer_from_env`](crate::agent::McpServers::with_bearer_from_env),
     /// [`session_new_meta`](Self::session_new_meta)).
     ///
     /// Its config file: `claude --mcp-config FILE` (add
@@ -106,7 +106,7 @@ impl Runner {
     ///
     /// ```
     /// use std::path::Path;
-    /// use embacle_tool_host::Runner;
+    /// use embacle_tool_host::agent::Runner;
     ///
     /// let file = Path::new("/run/user/1000/tools.json");
     /// assert_eq!(Runner::CopilotCli.config_args(file).unwrap(), ["--additional-mcp-config", "@/run/user/1000/tools.json"]);
@@ -129,7 +129,7 @@ impl Runner {
     /// Claude Code process per session with the `env` of
     /// `_meta.claudeCode.options`. `None` for the others: set the variable
     /// in the agent's environment when you start it. See
-    /// [`McpServers::with_bearer_from_env`](crate::McpServers::with_bearer_from_env).
+    /// [`McpServers::with_bearer_from_env`](crate::agent::McpServers::with_bearer_from_env).
     ///
     /// The variable's value is the bearer, so the `_meta` is a secret too.
     pub fn session_new_meta(self, env: &BearerEnv<'_>) -> Option<serde_json::Value> {
@@ -156,7 +156,7 @@ impl Runner {
     /// characters Codex hashes it, and this returns it unhashed).
     ///
     /// ```
-    /// use embacle_tool_host::Runner;
+    /// use embacle_tool_host::agent::Runner;
     ///
     /// assert_eq!(Runner::ClaudeCode.model_tool_name("my.tools", "echo"), "mcp__my_tools__echo");
     /// assert_eq!(Runner::CopilotCli.model_tool_name("my.tools", "echo"), "my-tools-echo");
@@ -233,7 +233,8 @@ impl Runner {
     /// shorten or hash it), or two tools the prefixing makes one.
     ///
     /// ```
-    /// use embacle_tool_host::{Runner, Tool};
+    /// use embacle_tool_host::Tool;
+    /// use embacle_tool_host::agent::Runner;
     /// use serde_json::json;
     ///
     /// let schema = json!({"type": "object"});

@@ -29,7 +29,7 @@ use crate::state::{SessionId, SessionState, Shared};
 /// first `.await`: the two would wait for each other.
 ///
 /// **It also cancels the session's calls in flight**: their futures are
-/// dropped and their [`CancelSignal`](crate::CancelSignal)s raised, and none
+/// dropped and their [`CancelSignal`](crate::call::CancelSignal)s raised, and none
 /// gets a JSON-RPC response (the POST is answered 202; an SSE stream just
 /// ends).
 /// That is what "no live credential for an orphaned agent" means for work
@@ -140,15 +140,9 @@ impl ToolSession {
         }
     }
 
-    /// Tells the agents listening on this session that its tool list
-    /// changed, so they list it again: the same as
-    /// [`list_changed_notifier`](Self::list_changed_notifier)`().notify()`.
-    pub fn notify_tools_changed(&self) {
-        self.state.list_changes.signal();
-    }
-
-    /// A handle that signals this session's list changes from anywhere,
-    /// without the guard (see [`ListChangedNotifier`]).
+    /// The one way to tell the agents listening on this session that its
+    /// tool list changed, so they list it again: a handle that signals it
+    /// from anywhere, without the guard (see [`ListChangedNotifier`]).
     pub fn list_changed_notifier(&self) -> ListChangedNotifier {
         ListChangedNotifier::new(&self.state.list_changes)
     }
@@ -348,7 +342,7 @@ impl<'a> McpServers<'a> {
     /// - **Per session**, where the agent's ACP adapter takes a session's
     ///   environment in `session/new`: Claude's (`claude-agent-acp`) starts
     ///   one Claude Code process per session with the `env` of
-    ///   `_meta.claudeCode.options`; [`Runner::session_new_meta`](crate::Runner::session_new_meta) writes
+    ///   `_meta.claudeCode.options`; [`Runner::session_new_meta`](crate::agent::Runner::session_new_meta) writes
     ///   that `_meta`. One long-lived adapter then serves every session,
     ///   each with its own bearer.
     /// - **At the agent's start**, for the others: set it in the agent
@@ -372,7 +366,7 @@ impl<'a> McpServers<'a> {
     /// # use std::sync::Arc;
     /// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
     /// # use serde_json::Value;
-    /// use embacle_tool_host::Runner;
+    /// use embacle_tool_host::agent::Runner;
     /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
     /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
     /// let session = host.open_session(surface)?;

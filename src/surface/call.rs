@@ -23,7 +23,8 @@ use crate::surface::progress::Progress;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use embacle_tool_host::{LogLevel, Tool, ToolCall, ToolOutcome, ToolSurface};
+/// use embacle_tool_host::{Tool, ToolCall, ToolOutcome, ToolSurface};
+/// use embacle_tool_host::call::LogLevel;
 ///
 /// struct Indexer(Arc<[Tool]>);
 ///

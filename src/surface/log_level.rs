@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::LogLevel;
+/// use embacle_tool_host::call::LogLevel;
 ///
 /// assert!(LogLevel::Debug < LogLevel::Error);
 /// assert_eq!(LogLevel::parse("warning"), Some(LogLevel::Warning));

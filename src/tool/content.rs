@@ -30,7 +30,8 @@ use crate::util::base64;
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::{Annotations, ContentBlock, Role, ToolOutcome};
+/// use embacle_tool_host::ToolOutcome;
+/// use embacle_tool_host::content::{Annotations, ContentBlock, Role};
 ///
 /// let png = vec![0x89, b'P', b'N', b'G'];
 /// let chart = ContentBlock::image(png, "image/png")
@@ -159,7 +160,7 @@ fn write_optional_str(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::{ContentBlock, ResourceLink};
+/// use embacle_tool_host::content::{ContentBlock, ResourceLink};
 ///
 /// let report = ResourceLink::new("file:///tmp/report.pdf", "report.pdf")
 ///     .mime_type("application/pdf")
@@ -263,7 +264,7 @@ impl fmt::Debug for ResourceLink {
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::{ContentBlock, EmbeddedResource};
+/// use embacle_tool_host::content::{ContentBlock, EmbeddedResource};
 ///
 /// let csv = EmbeddedResource::text("file:///tmp/sales.csv", "month,total\njan,12\n")
 ///     .mime_type("text/csv");
@@ -365,7 +366,7 @@ impl Role {
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::{Annotations, Role};
+/// use embacle_tool_host::content::{Annotations, Role};
 ///
 /// let for_the_user = Annotations::new()
 ///     .audience([Role::User])

@@ -42,7 +42,8 @@ pub(crate) const MAX_NAME_CHARS: usize = 128;
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::{Tool, ToolAnnotations};
+/// use embacle_tool_host::Tool;
+/// use embacle_tool_host::content::ToolAnnotations;
 /// use serde_json::json;
 ///
 /// let tool = Tool::new(

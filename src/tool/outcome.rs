@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::jsonrpc::write_json;
 use crate::protocol::Era;
-use crate::tool::content::{ContentBlock, EmbeddedResource, ResourceLink};
+use crate::tool::content::ContentBlock;
 
 /// How one tool call ended.
 ///
@@ -84,31 +84,36 @@ impl ToolOutcome {
 
     /// Success with one image: its bytes and MIME type (`image/png`, …).
     pub fn image(data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
-        Self::builder().image(data, mime_type).build()
+        Self::builder()
+            .block(ContentBlock::image(data, mime_type))
+            .build()
     }
 
     /// Success with one audio block: its bytes and MIME type (`audio/wav`, …).
     pub fn audio(data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
-        Self::builder().audio(data, mime_type).build()
+        Self::builder()
+            .block(ContentBlock::audio(data, mime_type))
+            .build()
     }
 
     /// A builder for a result of several blocks, a success or a refusal.
     ///
     /// ```
-    /// use embacle_tool_host::{EmbeddedResource, ResourceLink, ToolOutcome};
+    /// use embacle_tool_host::ToolOutcome;
+    /// use embacle_tool_host::content::{ContentBlock, EmbeddedResource, ResourceLink};
     /// use serde_json::json;
     ///
     /// let report = ToolOutcome::builder()
     ///     .text("3 files changed")
-    ///     .resource(EmbeddedResource::text("file:///tmp/diff.patch", "--- a\n+++ b\n"))
-    ///     .resource_link(ResourceLink::new("file:///tmp/log.txt", "log.txt"))
+    ///     .block(ContentBlock::resource(EmbeddedResource::text("file:///tmp/diff.patch", "--- a\n+++ b\n")))
+    ///     .block(ContentBlock::resource_link(ResourceLink::new("file:///tmp/log.txt", "log.txt")))
     ///     .json(json!({"changed": 3}))
     ///     .build();
     /// assert!(report.is_success());
     ///
     /// let too_big = ToolOutcome::builder()
     ///     .text("the image is over 10 MB; here is a thumbnail")
-    ///     .image(vec![0x89, b'P', b'N', b'G'], "image/png")
+    ///     .block(ContentBlock::image(vec![0x89, b'P', b'N', b'G'], "image/png"))
     ///     .refused();
     /// assert!(too_big.is_refused());
     /// ```
@@ -293,27 +298,10 @@ impl OutcomeBuilder {
         self.block(ContentBlock::text(text))
     }
 
-    /// Adds an image block.
-    pub fn image(self, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
-        self.block(ContentBlock::image(data, mime_type))
-    }
-
-    /// Adds an audio block.
-    pub fn audio(self, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
-        self.block(ContentBlock::audio(data, mime_type))
-    }
-
-    /// Adds a resource link block.
-    pub fn resource_link(self, link: ResourceLink) -> Self {
-        self.block(ContentBlock::resource_link(link))
-    }
-
-    /// Adds an embedded resource block.
-    pub fn resource(self, resource: EmbeddedResource) -> Self {
-        self.block(ContentBlock::resource(resource))
-    }
-
-    /// Adds any block (one with annotations, say).
+    /// Adds a block: `ContentBlock::image`, `::audio`, `::resource`,
+    /// `::resource_link`, or one with annotations. (An image alone is
+    /// [`ToolOutcome::image`]; text and JSON have the shorthands
+    /// [`text`](Self::text) and [`json`](Self::json).)
     pub fn block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
         self
@@ -470,9 +458,9 @@ mod tests {
     fn builder_results() {
         let mixed = ToolOutcome::builder()
             .text("t")
-            .image(vec![1u8, 2, 3], "image/png")
+            .block(ContentBlock::image(vec![1u8, 2, 3], "image/png"))
             .json(json!({"k": 1}))
-            .audio(vec![4u8], "audio/wav")
+            .block(ContentBlock::audio(vec![4u8], "audio/wav"))
             .build();
         assert_eq!(
             result(&mixed, LEGACY),
@@ -491,7 +479,7 @@ mod tests {
         assert_eq!(mixed.structured_content(), Some(&json!({"k": 1})));
         let refused = ToolOutcome::builder()
             .text("too big")
-            .image(vec![0u8], "image/png")
+            .block(ContentBlock::image(vec![0u8], "image/png"))
             .refused();
         assert!(refused.is_refused() && !refused.is_success());
         assert_eq!(

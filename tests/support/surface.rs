@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use embacle_tool_host::{CancelSignal, Tool, ToolCall, ToolOutcome, ToolSurface};
+use embacle_tool_host::call::CancelSignal;
+use embacle_tool_host::{Tool, ToolCall, ToolOutcome, ToolSurface};
 use serde_json::{json, Value};
 
 /// The tools the recording surface offers, in listing order.

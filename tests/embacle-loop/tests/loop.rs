@@ -52,8 +52,9 @@ use embacle::types::{ChatMessage, ChatRequest, McpHeader, McpServerConfig, McpTr
 use embacle::{
     CopilotHeadlessConfig, CopilotHeadlessRunner, HeadlessToolResponse, PermissionPolicy,
 };
+use embacle_tool_host::agent::McpServers;
 use embacle_tool_host::{
-    ListChangedNotifier, McpServers, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSurface,
+    ListChangedNotifier, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSurface,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
