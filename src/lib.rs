@@ -61,8 +61,7 @@
 //!   slab, each session's state, calls in flight, list changes
 //!   ([`ListChangedNotifier`]), listings, MCP sessions.
 //! - `surface/`: what user code implements and is handed: [`ToolSurface`],
-//!   [`StaticSurface`], [`ToolCall`], [`Progress`](call::Progress),
-//!   [`Logger`](call::Logger).
+//!   [`StaticSurface`], [`ToolCall`], [`Reporter`](call::Reporter).
 //! - `tool/`: [`Tool`], [`ToolOutcome`], [`ContentBlock`](content::ContentBlock).
 //! - `protocol/`: MCP revisions (the two eras, classified per request),
 //!   `x-mcp-header` bindings, the server's info.
@@ -147,10 +146,11 @@ pub mod content {
     };
 }
 
-/// Answering a call beyond its result: its cancellation signal, progress
-/// and log reports, and the closure type a [`StaticSurface`] runs.
+/// Answering a call beyond its result: its cancellation signal, the
+/// reporter of its progress and log messages, and the closure type a
+/// [`StaticSurface`] runs.
 pub mod call {
-    pub use crate::surface::{CancelSignal, LogLevel, Logger, Progress, ToolExecutor};
+    pub use crate::surface::{CancelSignal, LogLevel, Reporter, ToolExecutor};
 }
 
 /// Handing a session to an agent: its `mcpServers` entries, the agents the

@@ -55,7 +55,7 @@ impl ToolSurface for Chatty {
         }
         call.log(LogLevel::Debug, "starting");
         call.log(LogLevel::Info, json!({"step": 1, "of": 2}));
-        let logger = call.logger();
+        let logger = call.reporter();
         tokio::spawn(async move { logger.log_as(LogLevel::Warning, "worker", "disk almost full") })
             .await
             .unwrap();

@@ -11,10 +11,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use super::reporter::{self, Reporter};
 use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
-use crate::surface::logging::{self, Logger};
-use crate::surface::progress::Progress;
 
 /// One tool call, as a surface that wants more than name and arguments sees
 /// it. See [`ToolSurface::call_with`](crate::ToolSurface::call_with).
@@ -71,30 +70,23 @@ impl<'a> ToolCall<'a> {
         self.arguments
     }
 
-    /// Reports progress; see [`Progress::report`].
+    /// Reports progress; see [`Reporter`] for when it reaches the client.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(events) = self.events {
             events.report_progress(progress, total, message);
         }
     }
 
-    /// A handle on this call's progress reporting, to move into work the
-    /// tool spawns.
-    pub fn progress_reporter(&self) -> Progress {
-        Progress {
-            events: self.events.cloned(),
-        }
-    }
-
-    /// Sends a log message at `level`; see [`Logger`] for when it reaches
-    /// the client.
+    /// Sends a log message at `level`; see [`Reporter`] for when it
+    /// reaches the client.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
-        logging::send(self.events.map(|events| &**events), level, None, data);
+        reporter::send(self.events.map(|events| &**events), level, None, data);
     }
 
-    /// A handle on this call's logging, to move into work the tool spawns.
-    pub fn logger(&self) -> Logger {
-        Logger {
+    /// A handle on this call's progress and logging, to move into work the
+    /// tool spawns.
+    pub fn reporter(&self) -> Reporter {
+        Reporter {
             events: self.events.cloned(),
         }
     }
@@ -113,8 +105,7 @@ impl fmt::Debug for ToolCall<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolCall")
             .field("name", &self.name)
-            .field("progress", &self.progress_reporter())
-            .field("logger", &self.logger())
+            .field("reporter", &self.reporter())
             .field("cancelled", &self.cancel.is_cancelled())
             .finish_non_exhaustive()
     }

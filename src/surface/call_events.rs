@@ -1,5 +1,5 @@
 //! What a streamed tool call sends before its result: the channel between
-//! the call's [`Progress`](crate::call::Progress) and [`Logger`](crate::call::Logger)
+//! the call's [`Reporter`](crate::call::Reporter)
 //! handles and the SSE stream that carries their messages.
 //!
 //! Progress is a *state*: only the latest unsent report matters, so a new

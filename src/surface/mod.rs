@@ -6,23 +6,21 @@
 //! - `static_surface.rs`: [`StaticSurface`], a fixed list plus an executor;
 //! - `call.rs`: [`ToolCall`], the per-call context of `call_with`, with its
 //!   [`CancelSignal`];
-//! - `progress.rs`, `logging.rs`, `log_level.rs`: the call's [`Progress`]
-//!   reporter and [`Logger`], and the [`LogLevel`] a session set;
+//! - `reporter.rs`, `log_level.rs`: the call's [`Reporter`] of progress
+//!   and log messages, and the [`LogLevel`] a session set;
 //! - `call_events.rs`: the channel that carries a streamed call's progress
 //!   and log messages to its SSE stream (`http/sse.rs`).
 
 mod call;
 mod call_events;
 mod log_level;
-mod logging;
-mod progress;
+mod reporter;
 mod static_surface;
 mod tool_surface;
 
 pub use call::{CancelSignal, ToolCall};
 pub use log_level::LogLevel;
-pub use logging::Logger;
-pub use progress::Progress;
+pub use reporter::Reporter;
 pub use static_surface::{StaticSurface, ToolExecutor};
 pub use tool_surface::ToolSurface;
 

@@ -165,7 +165,7 @@ pub trait ToolSurface: Send + Sync + 'static {
     /// When true, the session advertises the `logging` capability and
     /// serves `logging/setLevel`, and a call that may log is answered on a
     /// stream that carries its log messages ahead of the result (see
-    /// [`Logger`](crate::call::Logger)): in the legacy era, every call whose
+    /// [`Reporter`](crate::call::Reporter)): in the legacy era, every call whose
     /// client accepts SSE, whether or not the tool then logs; in
     /// 2026-07-28, a call whose `_meta` asks for a log level. The default is
     /// false: no capability, `logging/setLevel` is `-32601`, and `log` is a

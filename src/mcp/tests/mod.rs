@@ -73,7 +73,7 @@ impl ToolSurface for TestSurface {
         }
         call.progress(1.0, Some(2.0), Some("half"));
         tokio::task::yield_now().await;
-        let enabled = call.progress_reporter().is_enabled();
+        let enabled = call.reporter().progress_enabled();
         ToolOutcome::text(format!("progress enabled: {enabled}"))
     }
 
