@@ -240,10 +240,10 @@ async fn run(args: Args) -> Result<(), String> {
     })
     .await
     .map_err(|e| format!("cannot bind the tool host: {e}"))?;
-    let mut first = open_session(&host)?;
+    let first = open_session(&host)?;
     let mut agent_command: Vec<OsString> = args.agent.iter().map(OsString::from).collect();
     let private_dir = match args.config_file {
-        Some(runner) => Some(hand_over_in_a_file(&mut first, runner, &mut agent_command)?),
+        Some(runner) => Some(hand_over_in_a_file(&first, runner, &mut agent_command)?),
         None => None,
     };
     let mut agent = Agent::spawn(&agent_command, args.allow)?;
@@ -416,7 +416,7 @@ async fn wait_for_first_listing(session: &ToolSession) {
 /// process's own (mode 0700), adds its arguments to the agent's command,
 /// and returns the directory.
 fn hand_over_in_a_file(
-    session: &mut ToolSession,
+    session: &ToolSession,
     runner: Runner,
     agent_command: &mut Vec<OsString>,
 ) -> Result<PathBuf, String> {

@@ -97,7 +97,7 @@ async fn config_files_live_as_long_as_the_session() {
     }
     let mut paths = Vec::new();
     for runner in [Runner::ClaudeCode, Runner::CopilotCli, Runner::CopilotCli] {
-        let session = fixture.session_mut();
+        let session = fixture.session();
         let path = session.write_mcp_config(runner, &dir).unwrap();
         assert!(path.starts_with(&dir));
         let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -113,13 +113,13 @@ async fn config_files_live_as_long_as_the_session() {
     }
     assert_ne!(paths[1], paths[2], "each file gets a fresh name");
     let err = fixture
-        .session_mut()
+        .session()
         .write_mcp_config(Runner::GeminiCli, &dir)
         .unwrap_err();
     assert!(err.is_unsupported_agent(), "{err}");
     let missing = dir.join("no-such-dir");
     let err = fixture
-        .session_mut()
+        .session()
         .write_mcp_config(Runner::ClaudeCode, &missing)
         .unwrap_err();
     assert!(
@@ -187,7 +187,7 @@ async fn config_files_only_go_in_private_directories() {
     ] {
         let dir = dir_with_mode(&format!("m{mode:o}"), mode);
         let err = fixture
-            .session_mut()
+            .session()
             .write_mcp_config(Runner::ClaudeCode, &dir)
             .unwrap_err();
         assert!(err.is_config_file(), "{err}");
@@ -205,7 +205,7 @@ async fn config_files_only_go_in_private_directories() {
     for mode in [0o700, 0o755] {
         let dir = dir_with_mode(&format!("ok{mode:o}"), mode);
         let path = fixture
-            .session_mut()
+            .session()
             .write_mcp_config(Runner::ClaudeCode, &dir)
             .unwrap();
         assert!(path.exists());
@@ -214,7 +214,7 @@ async fn config_files_only_go_in_private_directories() {
     let theirs = dir_with_mode("theirs", 0o755);
     if std::os::unix::fs::chown(&theirs, Some(65534), None).is_ok() {
         let err = fixture
-            .session_mut()
+            .session()
             .write_mcp_config(Runner::ClaudeCode, &theirs)
             .unwrap_err();
         let source = std::error::Error::source(&err).unwrap().to_string();
@@ -255,7 +255,7 @@ async fn every_directory_above_must_be_safe_too() {
     for mode in [0o777, 0o775] {
         let (parent, dir) = private_under(mode);
         let err = fixture
-            .session_mut()
+            .session()
             .write_mcp_config(Runner::ClaudeCode, &dir)
             .unwrap_err();
         let source = std::error::Error::source(&err).unwrap().to_string();
@@ -270,14 +270,14 @@ async fn every_directory_above_must_be_safe_too() {
     }
     let (_, dir) = private_under(0o1777);
     let path = fixture
-        .session_mut()
+        .session()
         .write_mcp_config(Runner::ClaudeCode, &dir)
         .unwrap();
     assert!(path.exists(), "a sticky parent is safe");
     let (parent, dir) = private_under(0o755);
     if std::os::unix::fs::chown(&parent, Some(65534), None).is_ok() {
         let err = fixture
-            .session_mut()
+            .session()
             .write_mcp_config(Runner::ClaudeCode, &dir)
             .unwrap_err();
         let source = std::error::Error::source(&err).unwrap().to_string();
@@ -290,7 +290,7 @@ async fn every_directory_above_must_be_safe_too() {
         );
     }
     let tmp = fixture
-        .session_mut()
+        .session()
         .write_mcp_config(Runner::ClaudeCode, Path::new("/tmp"))
         .unwrap_err();
     assert!(tmp.is_config_file(), "/tmp itself is refused: {tmp}");

@@ -171,7 +171,7 @@ impl ToolSession {
     /// use embacle_tool_host::agent::Runner;
     /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
     /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
-    /// let mut session = host.open_session(surface)?;
+    /// let session = host.open_session(surface)?;
     /// // A directory of this process's own, mode 0700.
     /// let dir = std::env::temp_dir().join(format!("tools-{}", std::process::id()));
     /// # #[cfg(unix)]
@@ -186,10 +186,13 @@ impl ToolSession {
     /// # std::fs::remove_dir(&dir)?;
     /// # Ok(()) }
     /// ```
-    pub fn write_mcp_config(&mut self, runner: Runner, dir: &Path) -> Result<PathBuf, Error> {
+    pub fn write_mcp_config(&self, runner: Runner, dir: &Path) -> Result<PathBuf, Error> {
         let config = self.mcp_servers().config_for(runner)?;
         let path = write_config_file(dir, runner, &config)?;
-        self.config_files.push(path.clone());
+        let files = self.config_files.lock();
+        files
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(path.clone());
         Ok(path)
     }
 }

@@ -100,7 +100,7 @@ pub struct ToolSession {
     bearer: Bearer,
     /// Config files written for this session (they hold the bearer), which
     /// the drop removes.
-    pub(crate) config_files: Vec<PathBuf>,
+    pub(crate) config_files: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl ToolSession {
@@ -109,7 +109,7 @@ impl ToolSession {
             state,
             shared,
             bearer,
-            config_files: Vec::new(),
+            config_files: std::sync::Mutex::default(),
         }
     }
 
@@ -261,7 +261,11 @@ impl Drop for ToolSession {
         self.state.connections.revoke();
         // The bearer in them is dead now; the files go too. A file someone
         // already removed is no error.
-        for path in self.config_files.drain(..) {
+        let files = self.config_files.get_mut();
+        for path in files
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
             let _ = std::fs::remove_file(path);
         }
     }

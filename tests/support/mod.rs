@@ -128,11 +128,6 @@ impl<S: ToolSurface> Fixture<S> {
         self.session.as_ref().expect("the session was revoked")
     }
 
-    /// The session guard, mutably (until [`revoke`](Self::revoke)).
-    pub fn session_mut(&mut self) -> &mut ToolSession {
-        self.session.as_mut().expect("the session was revoked")
-    }
-
     /// Drops the session guard: the bearer stops working at once.
     pub fn revoke(&mut self) {
         self.session = None;
