@@ -248,6 +248,21 @@ async fn one_session_cannot_take_every_slot() {
     drop(hog);
 }
 
+/// Sends `ping` on 100 fresh connections, kept open (each holds its slot):
+/// how many were served, and the connections.
+async fn served_on_fresh_connections(fx: &Fixture, ping: &[u8]) -> (usize, Vec<Conn>) {
+    let mut served = 0;
+    let mut held = Vec::new();
+    for _ in 0..100 {
+        let mut conn = fx.conn().await;
+        if conn.send(ping).await.status == 200 {
+            served += 1;
+        }
+        held.push(conn);
+    }
+    (served, held)
+}
+
 /// Every request is charged to the session whose bearer it presents. The
 /// attack: session B reuses all of session A's keep-alive connections
 /// (default config: 256 slots, a share of 128) and opens 128 of its own,
@@ -285,15 +300,7 @@ async fn a_bearer_cannot_ride_on_another_sessions_connections() {
     }
     let c = fx.host.open_session(RecordingSurface::new()).unwrap();
     let c_ping = post(fx.addr, &bearer_of(&c), PING);
-    let mut served = 0;
-    let mut held = Vec::new();
-    for _ in 0..100 {
-        let mut conn = fx.conn().await;
-        if conn.send(&c_ping).await.status == 200 {
-            served += 1;
-        }
-        held.push(conn);
-    }
+    let (served, _held) = served_on_fresh_connections(&fx, &c_ping).await;
     assert!(served >= 95, "a third session got {served} of 100");
     println!("the reuse attack: a third session got {served} of 100");
 }
@@ -325,15 +332,7 @@ async fn a_revoked_sessions_connections_give_their_slots_up() {
         "every slot is authenticated: refused"
     );
     fx.revoke();
-    let mut served = 0;
-    let mut kept = Vec::new();
-    for _ in 0..100 {
-        let mut conn = fx.conn().await;
-        if conn.send(&c_ping).await.status == 200 {
-            served += 1;
-        }
-        kept.push(conn);
-    }
+    let (served, _kept) = served_on_fresh_connections(&fx, &c_ping).await;
     assert!(served >= 95, "the third session got {served} of 100");
     println!("after a full share's revocation: the third session got {served} of 100");
     // A's connections: shed for C's, or still pending; on those, A's dead

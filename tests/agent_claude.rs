@@ -254,15 +254,8 @@ async fn claude_calls_a_tool_added_mid_turn() {
     let _one = ONE_AT_A_TIME.lock().await;
     let model = ScriptedModel::speaking(Api::Messages, demo_script()).await;
     let proxy = McpProxy::recording().await;
-    let via = proxy.addr.to_string();
     let agent = claude(&dir, &model, Mode::Auto);
-    let turn = run_turn(
-        &agent,
-        &model,
-        &["--prompt", VAULT, "--mcp-via", &via],
-        |line| proxy.follow(line),
-    )
-    .await;
+    let turn = run_turn_through(&proxy, &agent, &model, &["--prompt", VAULT]).await;
     turn.assert_has("[host] tool call unlock {}");
     turn.assert_has(r#"[host] tool call secret_echo {"text":"open sesame"}"#);
     turn.assert_has("[agent] The tool said: From the vault: open sesame");

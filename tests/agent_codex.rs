@@ -299,10 +299,9 @@ async fn codex_speaks_2025_and_ends_only_its_own_mcp_session() {
     let _one = ONE_AT_A_TIME.lock().await;
     let model = ScriptedModel::speaking(Api::Responses, demo_script()).await;
     let proxy = McpProxy::recording().await;
-    let via = proxy.addr.to_string();
     let agent = codex(&dir, &model, Mode::Default);
-    let args = ["--prompt", VAULT, "--mcp-via", &via, "--ping-after-exit"];
-    let turn = run_turn(&agent, &model, &args, |line| proxy.follow(line)).await;
+    let args = ["--prompt", VAULT, "--ping-after-exit"];
+    let turn = run_turn_through(&proxy, &agent, &model, &args).await;
     turn.assert_has("[host] tool call unlock {}");
     turn.assert_has("[agent] The scripted tool secret_echo was not offered.");
     turn.assert_has("[host] calls served: 1");

@@ -252,13 +252,17 @@ async fn every_directory_above_must_be_safe_too() {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         (parent, dir)
     };
-    for mode in [0o777, 0o775] {
-        let (parent, dir) = private_under(mode);
+    // Why writing into `dir` was refused.
+    let refusal = |dir: &Path| {
         let err = fixture
             .session()
-            .write_mcp_config(Runner::ClaudeCode, &dir)
+            .write_mcp_config(Runner::ClaudeCode, dir)
             .unwrap_err();
-        let source = std::error::Error::source(&err).unwrap().to_string();
+        std::error::Error::source(&err).unwrap().to_string()
+    };
+    for mode in [0o777, 0o775] {
+        let (parent, dir) = private_under(mode);
+        let source = refusal(&dir);
         assert!(
             source.contains(&format!(
                 "others may write to {} above it",
@@ -276,11 +280,7 @@ async fn every_directory_above_must_be_safe_too() {
     assert!(path.exists(), "a sticky parent is safe");
     let (parent, dir) = private_under(0o755);
     if std::os::unix::fs::chown(&parent, Some(65534), None).is_ok() {
-        let err = fixture
-            .session()
-            .write_mcp_config(Runner::ClaudeCode, &dir)
-            .unwrap_err();
-        let source = std::error::Error::source(&err).unwrap().to_string();
+        let source = refusal(&dir);
         assert!(
             source.contains(&format!(
                 "{} above it belongs to uid 65534",

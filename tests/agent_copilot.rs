@@ -21,8 +21,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use support::agents::{
-    agents_dir, assert_two_sessions, demo_script, observe, observe_package, run_turn, Agent,
-    BearerSeen, Turn, ONE_AT_A_TIME, VAULT, WEATHER,
+    agents_dir, assert_two_sessions, demo_script, observe, observe_package, run_turn,
+    run_turn_through, Agent, BearerSeen, Turn, ONE_AT_A_TIME, VAULT, WEATHER,
 };
 use support::mcp_proxy::McpProxy;
 use support::scripted_model::ScriptedModel;
@@ -218,14 +218,7 @@ async fn copilot_calls_a_tool_added_mid_turn_on_its_2025_path() {
     let _one = ONE_AT_A_TIME.lock().await;
     let model = ScriptedModel::start(demo_script()).await;
     let proxy = McpProxy::legacy_only().await;
-    let via = proxy.addr.to_string();
-    let turn = run_turn(
-        &copilot(&dir, &model),
-        &model,
-        &["--prompt", VAULT, "--mcp-via", &via],
-        |line| proxy.follow(line),
-    )
-    .await;
+    let turn = run_turn_through(&proxy, &copilot(&dir, &model), &model, &["--prompt", VAULT]).await;
     assert_same_turn(&turn);
     let seen = proxy.seen();
     let first = |method: &str| seen.iter().position(|m| m == method);

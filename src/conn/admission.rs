@@ -176,9 +176,7 @@ impl Connection {
         if !self.is_charged_to(share) {
             return; // moved to another session meanwhile
         }
-        let released = charge.take();
-        self.charged_to
-            .store(std::ptr::null_mut(), Ordering::Release);
+        let released = self.uncharge(&mut charge);
         let demoted = self
             .state
             .compare_exchange(AUTHENTICATED, PENDING, Ordering::Relaxed, Ordering::Relaxed)
@@ -192,6 +190,14 @@ impl Connection {
         if let Some(admission) = self.admission.upgrade().filter(|_| demoted) {
             admission.lock().pending.push_front(Arc::clone(self));
         }
+    }
+
+    /// Charges it to no session: the share it was charged to, whose place
+    /// the caller gives back (after letting go of the charge lock).
+    fn uncharge(&self, charge: &mut Option<Arc<SessionShare>>) -> Option<Arc<SessionShare>> {
+        self.charged_to
+            .store(std::ptr::null_mut(), Ordering::Release);
+        charge.take()
     }
 
     /// Whether the kernel says user `uid` owns the client's end (see
@@ -374,13 +380,11 @@ impl Drop for Admitted {
         if self.connection.state.swap(ENDED, Ordering::Relaxed) != SHED {
             table.held -= 1;
         }
-        let charge = self.connection.charge.lock();
-        if let Some(share) = charge.unwrap_or_else(PoisonError::into_inner).take() {
-            self.connection
-                .charged_to
-                .store(std::ptr::null_mut(), Ordering::Release);
+        let mut charge = (self.connection.charge.lock()).unwrap_or_else(PoisonError::into_inner);
+        if let Some(share) = self.connection.uncharge(&mut charge) {
             share.give_back();
         }
+        drop(charge);
         table.tasks -= 1;
         let idle = table.tasks == 0;
         drop(table);

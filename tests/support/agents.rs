@@ -27,6 +27,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio::process::Command;
 
+use super::mcp_proxy::McpProxy;
 use super::processes::{client_dir, ensure_installed, example_path};
 use super::scripted_model::ScriptedModel;
 
@@ -291,6 +292,21 @@ pub async fn run_turn(
         turn.stdout
     );
     turn
+}
+
+/// [`run_turn`] with the agent given `proxy`'s address (`--mcp-via`)
+/// instead of the host's; the proxy forwards to the host once `acp_turn`
+/// names it.
+pub async fn run_turn_through(
+    proxy: &McpProxy,
+    agent: &Agent,
+    model: &ScriptedModel,
+    args: &[&str],
+) -> Turn {
+    let via = proxy.addr.to_string();
+    let mut args = args.to_vec();
+    args.extend(["--mcp-via", via.as_str()]);
+    run_turn(agent, model, &args, |line| proxy.follow(line)).await
 }
 
 /// A directory of the test's own, removed when dropped, passed or failed.
