@@ -4,7 +4,7 @@
 //! Event order on the wire: the opening message if any (2026-07-28's
 //! acknowledgement, always first), then a change notification as soon as a
 //! change is seen — or, within [`COALESCE`] of the previous one, at the end
-//! of that window, for every change it gathered (see `state/list_changed.rs`) —
+//! of that window, for every change it gathered (see `state/list_changed/`) —
 //! with `:` keep-alive comments after each `keep_alive` of silence. A
 //! change goes out on this stream only if no other stream of its audience
 //! (the same client) announced it first. The stream ends:
@@ -30,7 +30,8 @@ use tokio::time::{Instant, Sleep};
 
 use crate::http::sse::{event, KeepAlive};
 use crate::mcp::Subscription;
-use crate::state::{Latch, COALESCE};
+use crate::state::COALESCE;
+use crate::util::Latch;
 
 /// One open notification stream.
 pub(crate) struct NotificationStream {
@@ -247,7 +248,7 @@ mod tests {
     }
 
     fn legacy(shared: &Shared, lease: &Lease) -> NotificationStream {
-        let audience = Arc::clone(lease.session.list_changes.stateless());
+        let audience = Arc::clone(lease.session.list_changes().stateless());
         let subscription =
             legacy_stream(lease, audience).unwrap_or_else(|_| panic!("a stream opens"));
         NotificationStream::new(subscription, Arc::clone(&shared.streams_end), KEEP_ALIVE)
@@ -270,7 +271,7 @@ mod tests {
         let (shared, lease) = session();
         let mut stream = legacy(&shared, &lease);
         let started = Instant::now();
-        let changes = &lease.session.list_changes;
+        let changes = lease.session.list_changes();
         changes.signal();
         assert_eq!(next(&mut stream).await, Some(change()));
         assert_eq!(
@@ -307,7 +308,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn delivery_counts_from_the_poll_after_the_notice() {
         let (shared, lease) = session();
-        let changes = Arc::clone(&lease.session.list_changes);
+        let changes = Arc::clone(lease.session.list_changes());
         let mut stream = legacy(&shared, &lease);
         changes.signal();
         assert_eq!(next(&mut stream).await, Some(change()));
@@ -338,7 +339,7 @@ mod tests {
     async fn an_unannounced_change_is_announced_by_the_next_stream() {
         let (shared, lease) = session();
         let first = legacy(&shared, &lease);
-        lease.session.list_changes.signal();
+        lease.session.list_changes().signal();
         drop(first);
         let mut second = legacy(&shared, &lease);
         assert_eq!(next(&mut second).await, Some(change()));
@@ -358,7 +359,7 @@ mod tests {
         let started = Instant::now();
         shared.streams_end.raise();
         assert_eq!(next(&mut other).await, None);
-        lease.session.list_changes.revoke();
+        lease.session.list_changes().revoke();
         assert_eq!(next(&mut stream).await, None);
         assert_eq!(next(&mut stream).await, None);
         assert_eq!(started.elapsed(), Duration::ZERO);

@@ -57,10 +57,10 @@ use crate::http::request_headers::{self, is_json_media_type, Accepts, RequestHea
 use crate::http::response_body::{json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
-use crate::mcp::{self, Reply, ReplyClass, RequestContext, StreamRefused, Subscription};
+use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, Shared};
-use crate::state::{McpSession, SessionHandle};
+use crate::state::{McpSession, SessionHandle, StreamRefused};
 use crate::util::waiting_at_most;
 
 /// The one MCP endpoint.
@@ -147,7 +147,7 @@ fn charge_connection(
     lease: &Lease,
 ) -> Result<(), Rejection> {
     let limit = || shared.config.connections_per_session();
-    if connection.authenticate(&lease.session.connections, limit) {
+    if connection.authenticate(lease.session.connections(), limit) {
         Ok(())
     } else {
         Err(Rejection::SessionFull)
@@ -183,7 +183,7 @@ async fn serve_checked(
     }
     if parts.method != Method::POST {
         return Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_can_change,
+            get: lease.session.list_changes().offered(),
         });
     }
     check_content_headers(&headers)?;
@@ -216,7 +216,7 @@ fn find_mcp_session(
 ) -> Result<Option<Option<Arc<McpSession>>>, Rejection> {
     match header {
         Header::Absent => Ok(None),
-        Header::One(id) => Ok(Some(lease.session.mcp_sessions.find(id))),
+        Header::One(id) => Ok(Some(lease.session.mcp_sessions().find(id))),
         Header::Repeated => Err(Rejection::Ambiguous(
             "Bad request: more than one Mcp-Session-Id header",
         )),
@@ -253,12 +253,12 @@ fn open_legacy_stream(
     accepts: Accepts,
     session: SessionHandle<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    let get = lease.session.list_can_change;
+    let get = lease.session.list_changes().offered();
     if !accepts.event_stream {
         return Err(Rejection::MethodNotAllowed { get });
     }
     let audience = match session {
-        SessionHandle::Absent => lease.session.list_changes.stateless(),
+        SessionHandle::Absent => lease.session.list_changes().stateless(),
         SessionHandle::Known(known) => known.audience(),
         SessionHandle::Unknown => return Err(Rejection::UnknownSession),
     };
@@ -282,19 +282,18 @@ fn end_mcp_session(
 ) -> Result<Response<ResponseBody>, Rejection> {
     if protocol_version.value().is_some_and(era::is_modern_version) {
         return Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_can_change,
+            get: lease.session.list_changes().offered(),
         });
     }
     match session {
         SessionHandle::Known(known) => {
-            let session = &lease.session;
             // Ended by a concurrent DELETE meanwhile: ended all the same.
-            session.mcp_sessions.end(known, &session.list_changes);
+            lease.session.end_mcp_session(known);
             Ok(empty(StatusCode::OK))
         }
         SessionHandle::Unknown => Err(Rejection::UnknownSession),
         SessionHandle::Absent => Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_can_change,
+            get: lease.session.list_changes().offered(),
         }),
     }
 }

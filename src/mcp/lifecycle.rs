@@ -48,9 +48,9 @@ pub(super) fn initialize(
             write_json_str(out, instructions);
         }
     });
-    let minted = session.mcp_sessions.mint(
+    let minted = session.mcp_sessions().mint(
         version,
-        &session.list_changes,
+        session.list_changes(),
         lease.shared.config.max_mcp_sessions_per_session,
     );
     Handled::Initialized(minted)
@@ -61,12 +61,12 @@ pub(super) fn initialize(
 /// 2026-07-28), and `logging` when its surface logs. Nothing else: the
 /// host serves no resources, prompts, completions or tasks.
 pub(super) fn write_capabilities(out: &mut Vec<u8>, session: &SessionState, era: Era) {
-    out.extend_from_slice(match (session.list_can_change, era) {
+    out.extend_from_slice(match (session.list_changes().offered(), era) {
         (true, _) => b"\"capabilities\":{\"tools\":{\"listChanged\":true}",
         (false, Era::Legacy(_)) => b"\"capabilities\":{\"tools\":{\"listChanged\":false}",
         (false, Era::Modern(_)) => b"\"capabilities\":{\"tools\":{}",
     });
-    if session.may_log {
+    if session.log_level().is_some() {
         out.extend_from_slice(b",\"logging\":{}");
     }
     out.push(b'}');
@@ -83,7 +83,9 @@ pub(super) fn set_log_level(
     let level = params.and_then(|p| p.get_str("level"));
     match level.as_deref().and_then(LogLevel::parse) {
         Some(level) => {
-            session.log_level.set(level);
+            if let Some(session_level) = session.log_level() {
+                session_level.set(level);
+            }
             respond.result(out, ResultKind::Plain, |_| {})
         }
         None => {

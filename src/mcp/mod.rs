@@ -55,7 +55,7 @@ use crate::state::SessionHandle;
 
 use lifecycle::{discover, initialize, set_log_level};
 use reply::{write_unknown_session, Framing, Handled, Respond, ResultKind};
-pub(crate) use reply::{Reply, ReplyClass, StreamRefused, StreamedCall, Subscription};
+pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
 use tools_list::list_tools;
 
@@ -241,7 +241,7 @@ async fn handle_request(
         }
         (Era::Legacy(_), "initialize") => initialize(lease, respond, params.as_ref(), framing, out),
         (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
-        (Era::Legacy(_), "logging/setLevel") if lease.session.may_log => {
+        (Era::Legacy(_), "logging/setLevel") if lease.session.log_level().is_some() => {
             set_log_level(respond, params.as_ref(), &lease.session, out)
         }
         (Era::Modern(_), "server/discover") => respond.result(out, ResultKind::Listing, |out| {
@@ -271,7 +271,7 @@ async fn handle_request(
 fn cancel_request(lease: &Lease, params: Option<&Params<'_>>) {
     let id = params.and_then(|p| p.get("requestId"));
     if let Some(id) = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64()) {
-        lease.session.in_flight.cancel(&id);
+        lease.session.cancel(&id);
     }
 }
 

@@ -200,14 +200,3 @@ pub(crate) struct Listening {
     /// audience (the client it announces to).
     pub(crate) slot: StreamSlot,
 }
-
-/// Why a stream did not open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StreamRefused {
-    /// The session's surface never changes: there is nothing to stream.
-    NotOffered,
-    /// The session has `max_streams_per_session` open already.
-    TooMany,
-    /// The session's bearer was revoked while the request was in flight.
-    Revoked,
-}

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::reply::{Handled, Listening, ReplyClass, Respond, StreamRefused, Subscription};
+use super::reply::{Handled, Listening, ReplyClass, Respond, Subscription};
 use crate::jsonrpc::write_json;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::state::Lease;
-use crate::state::{Audience, StreamSlot};
+use crate::state::{Audience, StreamRefused, StreamSlot};
 
 /// The legacy change notification: no subscription, no params.
 const LEGACY_CHANGE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
@@ -33,9 +33,6 @@ pub(crate) fn legacy_stream(
     if !lease.is_live() {
         return Err(StreamRefused::Revoked);
     }
-    if !lease.session.list_can_change {
-        return Err(StreamRefused::NotOffered);
-    }
     let slot = open_slot(lease, audience)?;
     Ok(Subscription {
         opening: None,
@@ -48,13 +45,8 @@ pub(crate) fn legacy_stream(
 }
 
 fn open_slot(lease: &Lease, audience: Arc<Audience>) -> Result<StreamSlot, StreamRefused> {
-    let changes = &lease.session.list_changes;
-    changes
-        .open_stream(lease.shared.config.max_streams_per_session, audience)
-        .ok_or_else(|| match changes.is_revoked() {
-            true => StreamRefused::Revoked,
-            false => StreamRefused::TooMany,
-        })
+    let limit = lease.shared.config.max_streams_per_session;
+    lease.session.list_changes().open_stream(limit, audience)
 }
 
 /// The error for a session whose streams are all open, for GET and listen
@@ -127,9 +119,10 @@ pub(super) fn listen(
         .as_deref()
         .and_then(|n| n.get("toolsListChanged"))
         == Some(&Value::Bool(true));
-    let listening = if requested && lease.session.list_can_change {
+    let changes = lease.session.list_changes();
+    let listening = if requested && changes.offered() {
         // Each subscription is its own audience, told of changes from now.
-        let audience = Audience::starting_at(lease.session.list_changes.generation());
+        let audience = Audience::starting_at(changes.generation());
         let slot = match open_slot(lease, audience) {
             Ok(slot) => slot,
             Err(StreamRefused::TooMany) => {

@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::{pin, Pin};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +17,6 @@ use crate::protocol::param_headers;
 use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::state::FirstPoll;
 use crate::state::Lease;
-use crate::state::{APPLY_WAIT, DELIVERY_WAIT, RELIST_WAIT};
 use crate::surface::CallEvents;
 use crate::surface::{CancelSignal, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
@@ -83,11 +81,9 @@ pub(super) async fn tools_call(
 /// request did not ask for logs in `_meta`. In the legacy era, the level is
 /// the session's, as `logging/setLevel` left it.
 fn log_threshold(lease: &Lease, call: &CheckedCall<'_>, era: Era) -> Option<LogLevel> {
-    if !lease.session.may_log {
-        return None;
-    }
+    let session_level = lease.session.log_level()?;
     match era {
-        Era::Legacy(_) => Some(lease.session.log_level.get()),
+        Era::Legacy(_) => Some(session_level.get()),
         Era::Modern(_) => call.log_level,
     }
 }
@@ -164,7 +160,7 @@ async fn check<'a>(
     let call = check_shape(params, era)?;
     match era {
         Era::Legacy(_) => {
-            let visible = CatchUnwind::new(lease.session.surface.is_visible(&call.name))
+            let visible = CatchUnwind::new(lease.session.surface().is_visible(&call.name))
                 .await
                 .map_err(|_| surface_panicked())?;
             if !visible {
@@ -252,7 +248,7 @@ async fn check_param_headers(
     call: &CheckedCall<'_>,
     headers: ParamHeaders<'_>,
 ) -> Result<(), Refusal> {
-    let tools = CatchUnwind::new(lease.session.surface.list_tools())
+    let tools = CatchUnwind::new(lease.session.surface().list_tools())
         .await
         .map_err(|_| surface_panicked())?;
     let Some(tool) = tools.iter().find(|tool| tool.name() == call.name) else {
@@ -285,16 +281,13 @@ async fn run(
         info: &lease.shared.info,
     };
     let name = &call.name;
-    let changes = &lease.session.list_changes;
+    let changes = lease.session.list_changes();
     let before = changes.generation();
     let invocation = invoke(lease, id, call, events).await;
     // A list change the tool signalled goes out on the session's streams
-    // before its result does (see `state/list_changed.rs`), so an agent that
+    // before its result does (see `state/list_changed/`), so an agent that
     // reads the notice first re-lists before its next model request.
-    let after = changes.generation();
-    if after != before && changes.has_streams() {
-        announce_before_result(lease, after).await;
-    }
+    changes.hold_result(before).await;
     match invocation {
         Invocation::Revoked => return Handled::Revoked,
         Invocation::Cancelled => return Handled::Silent,
@@ -311,29 +304,8 @@ async fn run(
     Handled::Wrote(ReplyClass::Answer)
 }
 
-/// Holds the result of a call that changed the list (see
-/// `state/list_changed.rs`): until the notice of `generation` is out on every
-/// open stream, then until the client re-lists, then a moment for it to
-/// apply the new list; each step bounded, and skipped when the one before
-/// it did not finish.
-async fn announce_before_result(lease: &Lease, generation: u64) {
-    let listings = &lease.session.listings;
-    let listed = listings.served();
-    if lease
-        .session
-        .list_changes
-        .delivered(generation, DELIVERY_WAIT)
-        .await
-        && waiting_at_most(RELIST_WAIT, listings.more_than(listed))
-            .await
-            .is_some()
-    {
-        tokio::time::sleep(APPLY_WAIT).await;
-    }
-}
-
 /// A success without `structuredContent` from a tool the client listed
-/// with an `outputSchema` is an error in the client (see `state/listings.rs`),
+/// with an `outputSchema` is an error in the client (see `state/output_schemas.rs`),
 /// which some agents report as a failed call and others as a broken
 /// server. It is served instead as a refusal that says what is wrong: a
 /// result every client accepts and passes to its model, and a message the
@@ -344,8 +316,7 @@ fn keep_output_schema_promise(
     era: Era,
     outcome: ToolOutcome,
 ) -> ToolOutcome {
-    if outcome.lacks_structured_content(era) && lease.session.listings.declared_output_schema(name)
-    {
+    if outcome.lacks_structured_content(era) && lease.session.declared_output_schema(name) {
         return ToolOutcome::refused(format!(
             "tool {name} declares an outputSchema but returned no structured content \
              (its surface must return it: ToolOutcome::json or OutcomeBuilder::structured)"
@@ -379,13 +350,11 @@ async fn invoke(
     // that check or finds this call to cancel (see `ToolSession`'s drop).
     let session = &lease.session;
     let registration =
-        session
-            .in_flight
-            .register(&lease.shared.calls_running, id.clone(), signal.clone());
+        session.register_call(&lease.shared.calls_running, id.clone(), signal.clone());
     // The last check before the surface runs, made inside the session's
     // entry gate: either it sees a revocation, or the guard's drop waits
     // until this call's first poll is over (see `state/entry.rs`).
-    let Some(entry) = session.entry.enter(|| lease.is_live()) else {
+    let Some(entry) = session.enter(|| lease.is_live()) else {
         return Invocation::Revoked;
     };
     let context = ToolCall {
@@ -398,8 +367,10 @@ async fn invoke(
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.
     let ended = {
-        let invocation =
-            FirstPoll::new(CatchUnwind::new(session.surface.call_with(context)), entry);
+        let invocation = FirstPoll::new(
+            CatchUnwind::new(session.surface().call_with(context)),
+            entry,
+        );
         let limit = lease.shared.config.call_timeout;
         until_done(pin!(invocation), &signal, limit, name).await
     };
@@ -412,7 +383,7 @@ async fn invoke(
     // final count.
     let invocation = match outcome.failure_message() {
         None => {
-            session.calls_served.fetch_add(1, Ordering::Relaxed);
+            session.served_one();
             Invocation::Answered(outcome)
         }
         Some(message) => Invocation::Failed(tool_error(name, format_args!("failed: {message}"))),

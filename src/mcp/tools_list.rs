@@ -24,10 +24,10 @@ pub(super) async fn list_tools(
             &ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"),
         );
     }
-    let Ok(tools) = CatchUnwind::new(lease.session.surface.list_tools()).await else {
+    let Ok(tools) = CatchUnwind::new(lease.session.surface().list_tools()).await else {
         return respond.error(out, &surface_panicked());
     };
-    lease.session.listings.record(&tools, respond.era);
+    lease.session.listed(&tools, respond.era);
     respond.result(out, ResultKind::Listing, |out| {
         out.extend_from_slice(b"\"tools\":[");
         for (i, tool) in tools.iter().enumerate() {

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::auth::Bearer;
@@ -144,12 +143,12 @@ impl ToolSession {
     /// tool list changed, so they list it again: a handle that signals it
     /// from anywhere, without the guard (see [`ListChangedNotifier`]).
     pub fn list_changed_notifier(&self) -> ListChangedNotifier {
-        ListChangedNotifier::new(&self.state.list_changes)
+        ListChangedNotifier::new(self.state.list_changes())
     }
 
     /// This session's identifier, safe to log.
     pub fn session_id(&self) -> SessionId {
-        self.state.id
+        self.state.id()
     }
 
     /// Tool calls this session's surface has served: calls that passed every
@@ -161,13 +160,13 @@ impl ToolSession {
     /// Zero after a turn whose reply claims the agent consulted your tools is
     /// the signal that it did not.
     pub fn calls_served(&self) -> u64 {
-        self.state.calls_served.load(Ordering::Relaxed)
+        self.state.calls_served()
     }
 
     /// `tools/list` requests this session has answered with its surface's
     /// tools (in either era, on any of its connections).
     pub fn listings_served(&self) -> u64 {
-        self.state.listings.served()
+        self.state.list_changes().listings()
     }
 
     /// Resolves once an agent has listed this session's tools: at once if
@@ -204,7 +203,7 @@ impl ToolSession {
     /// # }
     /// ```
     pub async fn first_listing(&self) {
-        self.state.listings.first().await;
+        self.state.list_changes().listed_more_than(0).await;
     }
 
     /// Revokes the session like `drop`, then waits until the calls it
@@ -239,8 +238,8 @@ impl ToolSession {
         // Every call admitted before the revocation registered itself
         // before its last liveness check (see `mcp/tools_call.rs`), so once the
         // list is empty no call can still be counted.
-        state.in_flight.drained().await;
-        state.calls_served.load(Ordering::Relaxed)
+        state.drained().await;
+        state.calls_served()
     }
 }
 
@@ -251,14 +250,11 @@ impl Drop for ToolSession {
         // call caught between its last check and its first poll is let
         // through that poll, so none starts after this returns. The
         // session's notification streams end at their next poll, which the
-        // revocation wakes.
+        // revocation wakes; its connections give their slots up (pending
+        // again, first to be shed): a dead session holds no place in any
+        // share.
         self.shared.slab.revoke(SlotRef::of(&self.bearer));
-        self.state.in_flight.cancel_all();
-        self.state.list_changes.revoke();
-        self.state.entry.close();
-        // Its connections give their slots up (pending again, first to be
-        // shed): a dead session holds no place in any share.
-        self.state.connections.revoke();
+        self.state.revoke();
         // The bearer in them is dead now; the files go too. A file someone
         // already removed is no error.
         let files = self.config_files.get_mut();
@@ -274,7 +270,7 @@ impl Drop for ToolSession {
 impl fmt::Debug for ToolSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolSession")
-            .field("id", &self.state.id)
+            .field("id", &self.state.id())
             .field("calls_served", &self.calls_served())
             .field("bearer", &"<redacted>")
             .finish()

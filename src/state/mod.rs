@@ -7,27 +7,26 @@
 //! - `in_flight.rs`, `entry.rs`: a session's calls in flight, for
 //!   cancellation; the gate that makes "no call starts after the guard's
 //!   drop returns" exact;
-//! - `list_changed.rs`: [`ListChangedNotifier`], each session's record of
-//!   its list changes, the audiences each has reached, and the waits that
-//!   hold a call's result until its change is delivered and re-listed;
-//! - `listings.rs`: what a session's listings told its agents (a count, the
-//!   wait for the first, which tools declared an `outputSchema`);
+//! - `list_changed/`: the one owner of a session's list changes — the
+//!   signal ([`ListChangedNotifier`]), the streams and audiences that
+//!   deliver it, the count of listings, and the hold on a call's result
+//!   until its change is delivered and re-listed;
+//! - `output_schemas.rs`: which tools a session's latest listing declared
+//!   an `outputSchema` for;
 //! - `mcp_session.rs`: the `Mcp-Session-Id`s that legacy `initialize`s
 //!   mint inside a bearer's session, and the per-bearer cap.
 
 mod entry;
 mod in_flight;
 mod list_changed;
-mod listings;
 mod mcp_session;
+mod output_schemas;
 mod shared;
 
 pub use list_changed::ListChangedNotifier;
 pub use shared::SessionId;
 
 pub(crate) use entry::FirstPoll;
-pub(crate) use list_changed::{
-    Audience, Latch, StreamSlot, APPLY_WAIT, COALESCE, DELIVERY_WAIT, RELIST_WAIT,
-};
+pub(crate) use list_changed::{Audience, StreamRefused, StreamSlot, COALESCE};
 pub(crate) use mcp_session::{McpSession, SessionHandle};
 pub(crate) use shared::{Lease, SessionState, Shared};

@@ -12,19 +12,23 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use crate::auth::Bearer;
 use crate::auth::{RevocationSlab, SlotRef};
 use crate::config::ToolHostConfig;
 use crate::conn::SessionShare;
 use crate::error::Error;
+use crate::protocol::Era;
 use crate::protocol::ServerInfo;
-use crate::state::entry::EntryGate;
-use crate::state::in_flight::InFlightCalls;
-use crate::state::list_changed::{Latch, ListChanges};
-use crate::state::listings::Listings;
-use crate::state::mcp_session::McpSessions;
-use crate::surface::DynSurface;
-use crate::surface::SessionLogLevel;
+use crate::state::entry::{Entry, EntryGate};
+use crate::state::in_flight::{InFlightCalls, Registration};
+use crate::state::list_changed::ListChanges;
+use crate::state::mcp_session::{McpSession, McpSessions};
+use crate::state::output_schemas::OutputSchemas;
+use crate::surface::{CancelSignal, DynSurface, SessionLogLevel};
+use crate::tool::Tool;
+use crate::util::Latch;
 
 /// State shared by the accept loop, every connection, every request and
 /// every session guard. Sessions keep it alive, so a guard outliving its
@@ -97,20 +101,8 @@ impl Shared {
         &self,
         surface: Arc<dyn DynSurface>,
     ) -> Result<(Arc<SessionState>, Bearer), Error> {
-        let state = Arc::new(SessionState {
-            list_can_change: surface.list_can_change(),
-            list_changes: Arc::default(),
-            may_log: surface.may_log(),
-            log_level: SessionLogLevel::default(),
-            surface,
-            calls_served: AtomicU64::new(0),
-            listings: Listings::default(),
-            connections: Arc::default(),
-            id: SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed)),
-            in_flight: InFlightCalls::default(),
-            entry: EntryGate::default(),
-            mcp_sessions: McpSessions::default(),
-        });
+        let id = SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed));
+        let state = Arc::new(SessionState::new(id, surface));
         let bearer = self
             .slab
             .open(Arc::clone(&state))
@@ -160,32 +152,138 @@ fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
 }
 
 /// What the host knows about one open session; shared by the guard and by
-/// the requests that presented its bearer.
+/// the requests that presented its bearer. Reached only through its
+/// methods, each of which says what it is for.
 pub(crate) struct SessionState {
-    pub(crate) surface: Arc<dyn DynSurface>,
-    pub(crate) calls_served: AtomicU64,
-    /// The `tools/list` requests answered, and the wait for the first.
-    pub(crate) listings: Listings,
-    /// Its authenticated connections, at most `connections_per_session`,
-    /// closed when it is revoked.
-    pub(crate) connections: Arc<SessionShare>,
-    pub(crate) id: SessionId,
+    id: SessionId,
+    surface: Arc<dyn DynSurface>,
+    calls_served: AtomicU64,
     /// The session's calls in flight, for cancellation.
-    pub(crate) in_flight: InFlightCalls,
-    pub(crate) entry: EntryGate,
-    /// Whether the surface's list can change, asked once at open: then
-    /// `listChanged` is advertised and notification streams are served.
-    pub(crate) list_can_change: bool,
-    /// The session's list changes, for its notifiers and streams.
-    pub(crate) list_changes: Arc<ListChanges>,
-    /// Whether the surface logs, asked once at open: then `logging` is
-    /// advertised and `logging/setLevel` served.
-    pub(crate) may_log: bool,
-    /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier).
-    pub(crate) log_level: SessionLogLevel,
+    in_flight: InFlightCalls,
+    entry: EntryGate,
+    /// The session's list changes, for its notifiers, streams and calls.
+    list_changes: Arc<ListChanges>,
+    /// What its latest listing declared an `outputSchema` for.
+    output_schemas: OutputSchemas,
+    /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier), when
+    /// the surface logs (asked once at open: then `logging` is advertised
+    /// and `logging/setLevel` served).
+    log_level: Option<SessionLogLevel>,
+    /// Its authenticated connections, at most `connections_per_session`.
+    connections: Arc<SessionShare>,
     /// The MCP sessions (`Mcp-Session-Id`) its clients' `initialize`s
     /// minted.
-    pub(crate) mcp_sessions: McpSessions,
+    mcp_sessions: McpSessions,
+}
+
+impl SessionState {
+    fn new(id: SessionId, surface: Arc<dyn DynSurface>) -> Self {
+        Self {
+            id,
+            list_changes: Arc::new(ListChanges::new(surface.list_can_change())),
+            log_level: surface.may_log().then(SessionLogLevel::default),
+            surface,
+            calls_served: AtomicU64::new(0),
+            in_flight: InFlightCalls::default(),
+            entry: EntryGate::default(),
+            output_schemas: OutputSchemas::default(),
+            connections: Arc::default(),
+            mcp_sessions: McpSessions::default(),
+        }
+    }
+
+    pub(crate) fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// What lists and calls the session's tools.
+    pub(crate) fn surface(&self) -> &dyn DynSurface {
+        &*self.surface
+    }
+
+    /// Everything about its list changing: the signal, the streams that
+    /// deliver it, the hold on a result until it is re-listed, the count of
+    /// listings.
+    pub(crate) fn list_changes(&self) -> &Arc<ListChanges> {
+        &self.list_changes
+    }
+
+    /// A `tools/list` in `era` was answered with `tools`.
+    pub(crate) fn listed(&self, tools: &[Tool], era: Era) {
+        self.output_schemas.record(tools, era);
+        self.list_changes.listed();
+    }
+
+    /// Whether the latest listing showed `name` with an `outputSchema`.
+    pub(crate) fn declared_output_schema(&self, name: &str) -> bool {
+        self.output_schemas.declared(name)
+    }
+
+    /// The level `logging/setLevel` set; `None` when the surface never
+    /// logs.
+    pub(crate) fn log_level(&self) -> Option<&SessionLogLevel> {
+        self.log_level.as_ref()
+    }
+
+    /// Its share of the host's connections.
+    pub(crate) fn connections(&self) -> &Arc<SessionShare> {
+        &self.connections
+    }
+
+    pub(crate) fn mcp_sessions(&self) -> &McpSessions {
+        &self.mcp_sessions
+    }
+
+    /// Ends one of its MCP sessions, and that session's streams.
+    pub(crate) fn end_mcp_session(&self, known: &McpSession) {
+        self.mcp_sessions.end(known, &self.list_changes);
+    }
+
+    /// Registers a call with request id `id` as in flight (in `running`,
+    /// the host's count, too), for cancellation.
+    pub(crate) fn register_call<'a>(
+        &'a self,
+        running: &'a AtomicUsize,
+        id: Value,
+        signal: CancelSignal,
+    ) -> Registration<'a> {
+        self.in_flight.register(running, id, signal)
+    }
+
+    /// The last check before a call enters the surface, made inside the
+    /// session's entry gate (see `entry.rs`).
+    pub(crate) fn enter(&self, live: impl FnOnce() -> bool) -> Option<Entry<'_>> {
+        self.entry.enter(live)
+    }
+
+    /// Cancels the call with request id `id`, if one is in flight.
+    pub(crate) fn cancel(&self, id: &Value) {
+        self.in_flight.cancel(id);
+    }
+
+    /// Counts a call the surface served (a success or a refusal).
+    pub(crate) fn served_one(&self) {
+        self.calls_served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn calls_served(&self) -> u64 {
+        self.calls_served.load(Ordering::Relaxed)
+    }
+
+    /// After its bearer's revocation: cancels its calls, ends its streams,
+    /// waits out calls caught entering the surface, and gives its
+    /// connections' slots up (pending again, first to be shed).
+    pub(crate) fn revoke(&self) {
+        self.in_flight.cancel_all();
+        self.list_changes.revoke();
+        self.entry.close();
+        self.connections.revoke();
+    }
+
+    /// Resolves once none of its calls is in flight.
+    pub(crate) async fn drained(&self) {
+        self.in_flight.drained().await;
+    }
 }
 
 /// A session's non-secret identifier, unique within its host; for logs.
@@ -231,7 +329,7 @@ impl Lease {
 impl fmt::Debug for Lease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lease")
-            .field("session", &self.session.id)
+            .field("session", &self.session.id())
             .finish_non_exhaustive()
     }
 }

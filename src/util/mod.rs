@@ -1,6 +1,7 @@
 //! Tools the crate writes itself rather than take a dependency for: a boxed
 //! future type, a two-way select and a bounded wait (`future.rs`, so that
-//! neither `futures` nor tokio's `macros` enters the tree), panic
+//! neither `futures` nor tokio's `macros` enters the tree), a flag that
+//! wakes its waiters once raised (`latch.rs`), panic
 //! containment for user futures (`unwind.rs`), and standard base64
 //! (`base64.rs`). Imports nothing from the crate.
 //!
@@ -9,7 +10,9 @@
 
 pub(crate) mod base64;
 mod future;
+mod latch;
 mod unwind;
 
 pub(crate) use future::{race, waiting_at_most, BoxFuture, First};
+pub(crate) use latch::Latch;
 pub(crate) use unwind::{CatchUnwind, Panicked};

@@ -349,7 +349,7 @@ async fn calls_served_counts_successes_and_refusals() {
         )
         .await;
     }
-    assert_eq!(fixture.session.calls_served.load(Ordering::Relaxed), 2);
+    assert_eq!(fixture.session.calls_served(), 2);
     assert_eq!(fixture.shared.calls_running.load(Ordering::Relaxed), 0);
 }
 
@@ -362,7 +362,7 @@ async fn revoked_mid_request_never_reaches_the_surface() {
     let body = call("echo", json!({})).to_string();
     let (class, reply) = post(&fixture.lease, legacy(None), body.as_bytes()).await;
     assert_eq!((class, reply), (ReplyClass::Revoked, Value::Null));
-    assert_eq!(fixture.session.calls_served.load(Ordering::Relaxed), 0);
+    assert_eq!(fixture.session.calls_served(), 0);
 }
 
 /// With a progress token but no SSE (or SSE but no token), the call is

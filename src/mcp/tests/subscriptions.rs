@@ -3,6 +3,7 @@
 //! and surfaces that never change.
 
 use super::*;
+use crate::state::StreamRefused;
 
 /// Dispatches a `subscriptions/listen` that may stream.
 async fn listen(lease: &Lease, notifications: Value) -> Reply {
@@ -49,7 +50,7 @@ async fn listen_renders_its_messages() {
         .expect("tools are listened for");
     assert_eq!(
         listening.slot.audience().announced(),
-        fixture.session.list_changes.generation(),
+        fixture.session.list_changes().generation(),
         "a subscription hears of changes from its start"
     );
     assert_eq!(
@@ -111,7 +112,7 @@ async fn streams_of_a_revoked_session_are_refused_as_revoked() {
     assert!(matches!(
         legacy_stream(
             &fixture.lease,
-            Arc::clone(fixture.lease.session.list_changes.stateless())
+            Arc::clone(fixture.lease.session.list_changes().stateless())
         ),
         Err(StreamRefused::Revoked)
     ));
@@ -124,11 +125,11 @@ async fn streams_of_a_revoked_session_are_refused_as_revoked() {
         }
     ));
     let fresh = fixture_with(ToolHostConfig::default());
-    fresh.session.list_changes.revoke(); // the guard's drop, before the slab
+    fresh.session.list_changes().revoke(); // the guard's drop, before the slab
     assert!(matches!(
         legacy_stream(
             &fresh.lease,
-            Arc::clone(fresh.lease.session.list_changes.stateless())
+            Arc::clone(fresh.lease.session.list_changes().stateless())
         ),
         Err(StreamRefused::Revoked)
     ));
@@ -162,7 +163,7 @@ async fn a_fixed_surface_offers_no_list_changes() {
     .await;
     assert_eq!(reply["result"]["capabilities"], json!({"tools": {}}));
     assert!(matches!(
-        legacy_stream(&lease, Arc::clone(lease.session.list_changes.stateless())),
+        legacy_stream(&lease, Arc::clone(lease.session.list_changes().stateless())),
         Err(StreamRefused::NotOffered)
     ));
     let Reply::Listen(subscription) = listen(&lease, json!({"toolsListChanged": true})).await
