@@ -1,6 +1,8 @@
 //! Appending JSON to a response buffer. Every response the host writes is
-//! built by hand into one `Vec<u8>`; these are the two places where a value
-//! is rendered by serde_json instead.
+//! built into one `Vec<u8>`: objects and arrays through [`JsonWriter`],
+//! which owns their punctuation, and values either as the crate's own
+//! constant fragments or rendered by serde_json (`write_json`,
+//! `write_json_str`).
 
 use serde_json::Value;
 
@@ -13,4 +15,138 @@ pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) {
 /// `Value` first.
 pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
     let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// One JSON object or array being appended to a buffer: it writes the
+/// opening bracket, the comma before every member but the first, each
+/// member's quoted name and colon, and the closing bracket at
+/// [`end`](Self::end). What it writes is compact JSON, byte for byte what
+/// the hand-written fragments it replaced wrote.
+///
+/// Names are written as given: they are the crate's own constants, which
+/// need no escaping. Values go through the helpers, or straight into the
+/// buffer that [`name`](Self::name) and [`item`](Self::item) return.
+#[must_use = "an object or array is closed by `end`"]
+pub(crate) struct JsonWriter<'a> {
+    out: &'a mut Vec<u8>,
+    empty: bool,
+    close: u8,
+}
+
+impl<'a> JsonWriter<'a> {
+    /// Opens an object: `{`.
+    pub(crate) fn object(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Self {
+            out,
+            empty: true,
+            close: b'}',
+        }
+    }
+
+    /// Opens an array: `[`.
+    pub(crate) fn array(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'[');
+        Self {
+            out,
+            empty: true,
+            close: b']',
+        }
+    }
+
+    /// Starts the member `name` (`"name":`, after a comma when it is not
+    /// the first); its value is written into the buffer returned.
+    pub(crate) fn name(&mut self, name: &str) -> &mut Vec<u8> {
+        let out = self.item();
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        out
+    }
+
+    /// Starts the next element of an array (a comma when it is not the
+    /// first); the element is written into the buffer returned.
+    pub(crate) fn item(&mut self) -> &mut Vec<u8> {
+        if !std::mem::take(&mut self.empty) {
+            self.out.push(b',');
+        }
+        self.out
+    }
+
+    /// The member `name` with `json`, already-rendered JSON, as its value.
+    pub(crate) fn raw(&mut self, name: &str, json: &[u8]) -> &mut Self {
+        self.name(name).extend_from_slice(json);
+        self
+    }
+
+    /// The member `name` with the string `text`.
+    pub(crate) fn str(&mut self, name: &str, text: &str) -> &mut Self {
+        write_json_str(self.name(name), text);
+        self
+    }
+
+    /// The member `name` with the string `text`, when there is one.
+    pub(crate) fn opt_str(&mut self, name: &str, text: Option<&str>) -> &mut Self {
+        if let Some(text) = text {
+            self.str(name, text);
+        }
+        self
+    }
+
+    /// The member `name` with `value`.
+    pub(crate) fn value(&mut self, name: &str, value: &Value) -> &mut Self {
+        write_json(self.name(name), value);
+        self
+    }
+
+    /// The member `name`, an object whose members the writer returned
+    /// takes.
+    pub(crate) fn object_in(&mut self, name: &str) -> JsonWriter<'_> {
+        JsonWriter::object(self.name(name))
+    }
+
+    /// The member `name`, an array whose elements the writer returned
+    /// takes.
+    pub(crate) fn array_in(&mut self, name: &str) -> JsonWriter<'_> {
+        JsonWriter::array(self.name(name))
+    }
+
+    /// Appends `text`, members already rendered with their leading comma
+    /// (the host's constant result envelope), after at least one member.
+    pub(crate) fn members_text(&mut self, text: &str) {
+        debug_assert!(!self.empty && text.starts_with(','), "follows a member");
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    /// Closes it: `}` or `]`.
+    pub(crate) fn end(self) {
+        self.out.push(self.close);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commas go between members only, nested values close in order, and
+    /// the bytes are serde_json's compact form of the same value.
+    #[test]
+    fn punctuation_is_written_once_and_in_order() {
+        let mut out = Vec::new();
+        let mut object = JsonWriter::object(&mut out);
+        object.str("a", "x\"y").opt_str("skipped", None);
+        let mut list = object.array_in("list");
+        for n in [1, 2] {
+            list.item().extend_from_slice(n.to_string().as_bytes());
+        }
+        JsonWriter::object(list.item()).end();
+        list.end();
+        object.object_in("empty").end();
+        object
+            .value("v", &serde_json::json!({"k": null}))
+            .raw("t", b"true");
+        object.end();
+        let expected = r#"{"a":"x\"y","list":[1,2,{}],"empty":{},"v":{"k":null},"t":true}"#;
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
 }

@@ -27,39 +27,60 @@ pub(crate) use read::{classify, parse, Parsed};
 
 pub(crate) use envelope::RawMembers;
 
-pub(crate) use json_out::{write_json, write_json_str};
+pub(crate) use json_out::{write_json_str, JsonWriter};
 pub(crate) use message::{code, take, ErrorObject, Message, Params, Request};
 
-/// Writes `{"jsonrpc":"2.0","id":ID,"result":{`: a response whose result
-/// object's members come next. (MCP results are always objects.)
-pub(crate) fn open_result(out: &mut Vec<u8>, id: &Value) {
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    write_json(out, id);
-    out.extend_from_slice(b",\"result\":{");
+/// Writes a result response, `{"jsonrpc":"2.0","id":ID,"result":{…}}`, whose
+/// result object's members `members` writes. (MCP results are always
+/// objects.)
+pub(crate) fn write_result(
+    out: &mut Vec<u8>,
+    id: &Value,
+    members: impl FnOnce(&mut JsonWriter<'_>),
+) {
+    let mut response = JsonWriter::object(out);
+    response.raw("jsonrpc", b"\"2.0\"").value("id", id);
+    let mut result = response.object_in("result");
+    members(&mut result);
+    result.end();
+    response.end();
 }
 
-/// Closes what [`open_result`] opened, after the result's members.
-pub(crate) fn close_result(out: &mut Vec<u8>) {
-    out.extend_from_slice(b"}}");
+/// A notification, `{"jsonrpc":"2.0","method":METHOD,"params":{…}}`, whose
+/// params' members `params` writes, in a buffer of its own.
+pub(crate) fn notification(
+    capacity: usize,
+    method: &str,
+    params: impl FnOnce(&mut JsonWriter<'_>),
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
+    let mut message = JsonWriter::object(&mut out);
+    message.raw("jsonrpc", b"\"2.0\"").str("method", method);
+    let mut members = message.object_in("params");
+    params(&mut members);
+    members.end();
+    message.end();
+    out
 }
 
 /// Writes an error response. An unknown id is written as `null`, as
 /// JSON-RPC 2.0 requires for parse errors; MCP clients accept it everywhere.
 pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&Value>, error: &ErrorObject) {
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    let mut response = JsonWriter::object(out);
+    response.raw("jsonrpc", b"\"2.0\"");
     match id {
-        Some(id) => write_json(out, id),
-        None => out.extend_from_slice(b"null"),
-    }
-    out.extend_from_slice(b",\"error\":{\"code\":");
-    out.extend_from_slice(error.code.to_string().as_bytes());
-    out.extend_from_slice(b",\"message\":");
-    write_json_str(out, &error.message);
+        Some(id) => response.value("id", id),
+        None => response.raw("id", b"null"),
+    };
+    let mut object = response.object_in("error");
+    object
+        .raw("code", error.code.to_string().as_bytes())
+        .str("message", &error.message);
     if let Some(data) = &error.data {
-        out.extend_from_slice(b",\"data\":");
-        write_json(out, data);
+        object.value("data", data);
     }
-    out.extend_from_slice(b"}}");
+    object.end();
+    response.end();
 }
 
 #[cfg(test)]
@@ -78,8 +99,7 @@ mod tests {
             json!("é \" x"),
         ] {
             let mut out = Vec::new();
-            open_result(&mut out, &id);
-            close_result(&mut out);
+            write_result(&mut out, &id, |_| {});
             let back: Value = serde_json::from_slice(&out).unwrap();
             assert_eq!(back, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
         }
@@ -92,10 +112,10 @@ mod tests {
         let error =
             ErrorObject::new(code::INVALID_PARAMS, "Unknown tool: x").with_data(json!({"a": 1}));
         write_error(&mut out, None, &error);
-        let back: Value = serde_json::from_slice(&out).unwrap();
+        // Compact, in this member order, byte for byte.
         assert_eq!(
-            back,
-            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Unknown tool: x","data":{"a":1}}})
+            String::from_utf8(out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Unknown tool: x","data":{"a":1}}}"#
         );
     }
 }

@@ -3,8 +3,8 @@
 //! and the capabilities both advertise.
 
 use super::reply::{Framing, Handled, Respond, ResultKind};
-use crate::jsonrpc::write_json_str;
 use crate::jsonrpc::{code, ErrorObject, Params};
+use crate::jsonrpc::{write_json_str, JsonWriter};
 use crate::protocol::{era, Era};
 use crate::state::{Lease, SessionState};
 use crate::surface::{LogLevel, LEVEL_NAMES};
@@ -36,17 +36,12 @@ pub(super) fn initialize(
     };
     let info = respond.info;
     let version = era::negotiate(&requested);
-    respond.result(out, ResultKind::Plain, |out| {
-        out.extend_from_slice(b"\"protocolVersion\":");
-        write_json_str(out, version);
-        out.push(b',');
-        write_capabilities(out, session, respond.era);
-        out.extend_from_slice(b",\"serverInfo\":");
-        out.extend_from_slice(info.implementation.as_bytes());
-        if let Some(instructions) = &info.instructions {
-            out.extend_from_slice(b",\"instructions\":");
-            write_json_str(out, instructions);
-        }
+    respond.result(out, ResultKind::Plain, |result| {
+        result.str("protocolVersion", version);
+        write_capabilities(result, session, respond.era);
+        result
+            .raw("serverInfo", info.implementation.as_bytes())
+            .opt_str("instructions", info.instructions.as_deref());
     });
     let minted = session.mcp_sessions().mint(
         version,
@@ -60,16 +55,19 @@ pub(super) fn initialize(
 /// deliver it (on its GET stream, or on `subscriptions/listen` in
 /// 2026-07-28), and `logging` when its surface logs. Nothing else: the
 /// host serves no resources, prompts, completions or tasks.
-pub(super) fn write_capabilities(out: &mut Vec<u8>, session: &SessionState, era: Era) {
-    out.extend_from_slice(match (session.list_changes().offered(), era) {
-        (true, _) => b"\"capabilities\":{\"tools\":{\"listChanged\":true}",
-        (false, Era::Legacy(_)) => b"\"capabilities\":{\"tools\":{\"listChanged\":false}",
-        (false, Era::Modern(_)) => b"\"capabilities\":{\"tools\":{}",
-    });
+fn write_capabilities(result: &mut JsonWriter<'_>, session: &SessionState, era: Era) {
+    let mut capabilities = result.object_in("capabilities");
+    let mut tools = capabilities.object_in("tools");
+    match (session.list_changes().offered(), era) {
+        (true, _) => tools.raw("listChanged", b"true"),
+        (false, Era::Legacy(_)) => tools.raw("listChanged", b"false"),
+        (false, Era::Modern(_)) => &mut tools,
+    };
+    tools.end();
     if session.log_level().is_some() {
-        out.extend_from_slice(b",\"logging\":{}");
+        capabilities.object_in("logging").end();
     }
-    out.push(b'}');
+    capabilities.end();
 }
 
 /// `logging/setLevel` (MCP 2025-11-25 and earlier, on a surface that
@@ -100,19 +98,12 @@ pub(super) fn set_log_level(
 
 /// `server/discover` (2026-07-28): its capabilities, the instructions, and
 /// every version the host speaks.
-pub(super) fn discover(respond: Respond<'_>, session: &SessionState, out: &mut Vec<u8>) {
-    let info = respond.info;
-    write_capabilities(out, session, respond.era);
-    if let Some(instructions) = &info.instructions {
-        out.extend_from_slice(b",\"instructions\":");
-        write_json_str(out, instructions);
+pub(super) fn discover(respond: Respond<'_>, session: &SessionState, result: &mut JsonWriter<'_>) {
+    write_capabilities(result, session, respond.era);
+    result.opt_str("instructions", respond.info.instructions.as_deref());
+    let mut versions = result.array_in("supportedVersions");
+    for version in era::supported_versions() {
+        write_json_str(versions.item(), version);
     }
-    out.extend_from_slice(b",\"supportedVersions\":[");
-    for (i, version) in era::supported_versions().into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_json_str(out, version);
-    }
-    out.push(b']');
+    versions.end();
 }

@@ -244,8 +244,8 @@ async fn handle_request(
         (Era::Legacy(_), "logging/setLevel") if lease.session.log_level().is_some() => {
             set_log_level(respond, params.as_ref(), &lease.session, out)
         }
-        (Era::Modern(_), "server/discover") => respond.result(out, ResultKind::Listing, |out| {
-            discover(respond, &lease.session, out)
+        (Era::Modern(_), "server/discover") => respond.result(out, ResultKind::Listing, |result| {
+            discover(respond, &lease.session, result)
         }),
         (Era::Modern(_), "subscriptions/listen") => {
             subscriptions::listen(lease, respond, params.as_ref(), context.may_stream, out)

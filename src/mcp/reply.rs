@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::jsonrpc::{self, code, ErrorObject};
+use crate::jsonrpc::{self, code, ErrorObject, JsonWriter};
 use crate::protocol::{Era, ServerInfo};
 use crate::state::{McpSession, StreamSlot};
 use crate::surface::CallEvents;
@@ -149,21 +149,19 @@ impl Respond<'_> {
         self,
         out: &mut Vec<u8>,
         kind: ResultKind,
-        members: impl FnOnce(&mut Vec<u8>),
+        members: impl FnOnce(&mut JsonWriter<'_>),
     ) -> Handled {
-        jsonrpc::open_result(out, self.id);
-        members(out);
-        if let Era::Modern(_) = self.era {
-            // The envelope's members start with a comma: every modern
-            // result has members of its own before them.
-            debug_assert_ne!(out.last(), Some(&b'{'), "a modern result has members");
-            let envelope = match kind {
-                ResultKind::Listing => &self.info.modern_listing_members,
-                ResultKind::Plain => &self.info.modern_result_members,
-            };
-            out.extend_from_slice(envelope.as_bytes());
-        }
-        jsonrpc::close_result(out);
+        jsonrpc::write_result(out, self.id, |result| {
+            members(result);
+            if let Era::Modern(_) = self.era {
+                // Pre-rendered, each member after a comma: every modern
+                // result has members of its own before them.
+                result.members_text(match kind {
+                    ResultKind::Listing => &self.info.modern_listing_members,
+                    ResultKind::Plain => &self.info.modern_result_members,
+                });
+            }
+        });
         Handled::Wrote(ReplyClass::Answer)
     }
 

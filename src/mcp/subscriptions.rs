@@ -14,8 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::reply::{Handled, Listening, ReplyClass, Respond, Subscription};
-use crate::jsonrpc::write_json;
-use crate::jsonrpc::{self, code, ErrorObject, Params};
+use crate::jsonrpc::{self, code, ErrorObject, JsonWriter, Params};
 use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::state::Lease;
 use crate::state::{Audience, StreamRefused, StreamSlot};
@@ -159,42 +158,31 @@ fn refuse_long_id(out: &mut Vec<u8>) -> Handled {
 
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`, and the
 /// server's implementation too when `server` is given.
-fn write_subscription_meta(out: &mut Vec<u8>, id: &Value, server: Option<&str>) {
-    out.extend_from_slice(b"\"_meta\":{\"");
-    out.extend_from_slice(META_SUBSCRIPTION_ID.as_bytes());
-    out.extend_from_slice(b"\":");
-    write_json(out, id);
+fn write_subscription_meta(object: &mut JsonWriter<'_>, id: &Value, server: Option<&str>) {
+    let mut meta = object.object_in("_meta");
+    meta.value(META_SUBSCRIPTION_ID, id);
     if let Some(server) = server {
-        out.extend_from_slice(b",\"");
-        out.extend_from_slice(META_SERVER_INFO.as_bytes());
-        out.extend_from_slice(b"\":");
-        out.extend_from_slice(server.as_bytes());
+        meta.raw(META_SERVER_INFO, server.as_bytes());
     }
-    out.push(b'}');
+    meta.end();
 }
 
 fn acknowledgement(id: &Value, tools_list_changed: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(192);
-    out.extend_from_slice(
-        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{",
-    );
-    write_subscription_meta(&mut out, id, None);
-    out.extend_from_slice(if tools_list_changed {
-        b",\"notifications\":{\"toolsListChanged\":true}}}"
-    } else {
-        b",\"notifications\":{}}}"
-    });
-    out
+    let method = "notifications/subscriptions/acknowledged";
+    jsonrpc::notification(192, method, |params| {
+        write_subscription_meta(params, id, None);
+        let mut honoured = params.object_in("notifications");
+        if tools_list_changed {
+            honoured.raw("toolsListChanged", b"true");
+        }
+        honoured.end();
+    })
 }
 
 fn change_notification(id: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(160);
-    out.extend_from_slice(
-        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{",
-    );
-    write_subscription_meta(&mut out, id, None);
-    out.extend_from_slice(b"}}");
-    out
+    jsonrpc::notification(160, "notifications/tools/list_changed", |params| {
+        write_subscription_meta(params, id, None);
+    })
 }
 
 /// The listen request's result, which ends the subscription gracefully:
@@ -202,11 +190,11 @@ fn change_notification(id: &Value) -> Vec<u8> {
 /// modern result, the server.
 fn closing_result(respond: Respond<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    jsonrpc::open_result(&mut out, respond.id);
-    out.extend_from_slice(b"\"resultType\":\"complete\",");
     let server = respond.info.implementation.as_str();
-    write_subscription_meta(&mut out, respond.id, Some(server));
-    jsonrpc::close_result(&mut out);
+    jsonrpc::write_result(&mut out, respond.id, |result| {
+        result.raw("resultType", b"\"complete\"");
+        write_subscription_meta(result, respond.id, Some(server));
+    });
     out
 }
 

@@ -293,8 +293,8 @@ async fn run(
         Invocation::Cancelled => return Handled::Silent,
         Invocation::Answered(outcome) => {
             let outcome = keep_output_schema_promise(lease, name, era, outcome);
-            respond.result(out, ResultKind::Plain, |out| {
-                outcome.write_members(out, era)
+            respond.result(out, ResultKind::Plain, |result| {
+                outcome.write_members(result, era)
             });
         }
         Invocation::Failed(error) => {

@@ -28,14 +28,13 @@ pub(super) async fn list_tools(
         return respond.error(out, &surface_panicked());
     };
     lease.session.listed(&tools, respond.era);
-    respond.result(out, ResultKind::Listing, |out| {
-        out.extend_from_slice(b"\"tools\":[");
-        for (i, tool) in tools.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(tool.rendered_for(respond.era).as_bytes());
+    respond.result(out, ResultKind::Listing, |result| {
+        let mut listed = result.array_in("tools");
+        for tool in tools.iter() {
+            listed
+                .item()
+                .extend_from_slice(tool.rendered_for(respond.era).as_bytes());
         }
-        out.push(b']');
+        listed.end();
     })
 }

@@ -18,7 +18,7 @@ use std::task::Waker;
 
 use serde_json::Value;
 
-use crate::jsonrpc::{write_json, write_json_str};
+use crate::jsonrpc;
 use crate::surface::log_level::LogLevel;
 
 /// The most log messages one call keeps waiting for its stream.
@@ -166,26 +166,16 @@ impl CallEvents {
 
     /// The `notifications/progress` message that carries `report`.
     pub(crate) fn progress_message(&self, report: &ProgressReport) -> Vec<u8> {
-        let mut out = Vec::with_capacity(128);
-        out.extend_from_slice(
-            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":",
-        );
-        write_json(
-            &mut out,
-            self.progress_token.as_ref().unwrap_or(&Value::Null),
-        );
-        out.extend_from_slice(b",\"progress\":");
-        write_json(&mut out, &report.progress.into());
-        if let Some(total) = report.total {
-            out.extend_from_slice(b",\"total\":");
-            write_json(&mut out, &total.into());
-        }
-        if let Some(message) = &report.message {
-            out.extend_from_slice(b",\"message\":");
-            write_json_str(&mut out, message);
-        }
-        out.extend_from_slice(b"}}");
-        out
+        jsonrpc::notification(128, "notifications/progress", |params| {
+            let token = self.progress_token.as_ref().unwrap_or(&Value::Null);
+            params
+                .value("progressToken", token)
+                .value("progress", &report.progress.into());
+            if let Some(total) = report.total {
+                params.value("total", &total.into());
+            }
+            params.opt_str("message", report.message.as_deref());
+        })
     }
 }
 
@@ -229,20 +219,12 @@ impl CallEvents {
 
 /// A `notifications/message` message.
 fn log_message(level: LogLevel, logger: Option<&str>, data: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(
-        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"",
-    );
-    out.extend_from_slice(level.as_str().as_bytes());
-    out.push(b'"');
-    if let Some(logger) = logger {
-        out.extend_from_slice(b",\"logger\":");
-        write_json_str(&mut out, logger);
-    }
-    out.extend_from_slice(b",\"data\":");
-    write_json(&mut out, data);
-    out.extend_from_slice(b"}}");
-    out
+    jsonrpc::notification(96, "notifications/message", |params| {
+        params
+            .str("level", level.as_str())
+            .opt_str("logger", logger)
+            .value("data", data);
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::jsonrpc::write_json_str;
+use crate::jsonrpc::{write_json_str, JsonWriter};
 use crate::protocol::Era;
 use crate::util::base64;
 
@@ -111,46 +111,42 @@ impl ContentBlock {
 
     /// Appends the block as JSON, in the shape `era` defines.
     pub(crate) fn write(&self, out: &mut Vec<u8>, era: Era) {
+        let mut block = JsonWriter::object(out);
         match &self.kind {
-            BlockKind::Text(text) => write_text(out, text),
-            BlockKind::Image { data, mime_type } => write_media(out, "image", data, mime_type),
-            BlockKind::Audio { data, mime_type } => write_media(out, "audio", data, mime_type),
-            BlockKind::ResourceLink(link) if era.has_resource_links() => link.write(out),
-            BlockKind::ResourceLink(link) => write_text(out, &link.fallback_text()),
-            BlockKind::Resource(resource) => resource.write(out),
+            BlockKind::Text(text) => write_text(&mut block, text),
+            BlockKind::Image { data, mime_type } => {
+                write_media(&mut block, "image", data, mime_type);
+            }
+            BlockKind::Audio { data, mime_type } => {
+                write_media(&mut block, "audio", data, mime_type);
+            }
+            BlockKind::ResourceLink(link) if era.has_resource_links() => link.write(&mut block),
+            BlockKind::ResourceLink(link) => write_text(&mut block, &link.fallback_text()),
+            BlockKind::Resource(resource) => resource.write(&mut block),
         }
-        // Every block writer leaves its object open for the annotations.
         if let Some(annotations) = &self.annotations {
-            annotations.write(out, era);
+            annotations.write(&mut block, era);
         }
-        out.push(b'}');
+        block.end();
     }
 }
 
-/// `{"type":"text","text":…`, left open.
-fn write_text(out: &mut Vec<u8>, text: &str) {
-    out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-    write_json_str(out, text);
+fn write_text(block: &mut JsonWriter<'_>, text: &str) {
+    block.raw("type", b"\"text\"").str("text", text);
 }
 
-/// An image or audio block, left open.
-fn write_media(out: &mut Vec<u8>, kind: &str, data: &[u8], mime_type: &str) {
-    out.extend_from_slice(b"{\"type\":\"");
-    out.extend_from_slice(kind.as_bytes());
-    out.extend_from_slice(b"\",\"data\":\"");
+/// An image or audio block's members.
+fn write_media(block: &mut JsonWriter<'_>, kind: &str, data: &[u8], mime_type: &str) {
+    block.str("type", kind);
+    write_base64(block.name("data"), data);
+    block.str("mimeType", mime_type);
+}
+
+/// `data` as a JSON string of its standard base64.
+fn write_base64(out: &mut Vec<u8>, data: &[u8]) {
+    out.push(b'"');
     base64::encode_into(out, data);
-    out.extend_from_slice(b"\",\"mimeType\":");
-    write_json_str(out, mime_type);
-}
-
-/// Appends `,"key":"value"` when `value` is set.
-fn write_optional_str(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
-    if let Some(value) = value {
-        out.extend_from_slice(b",\"");
-        out.extend_from_slice(key.as_bytes());
-        out.extend_from_slice(b"\":");
-        write_json_str(out, value);
-    }
+    out.push(b'"');
 }
 
 /// A link to a resource: its URI and name, and what else the client may
@@ -215,17 +211,16 @@ impl ResourceLink {
         self
     }
 
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"type\":\"resource_link\",\"uri\":");
-        write_json_str(out, &self.uri);
-        out.extend_from_slice(b",\"name\":");
-        write_json_str(out, &self.name);
-        write_optional_str(out, "title", self.title.as_deref());
-        write_optional_str(out, "description", self.description.as_deref());
-        write_optional_str(out, "mimeType", self.mime_type.as_deref());
+    fn write(&self, block: &mut JsonWriter<'_>) {
+        block
+            .raw("type", b"\"resource_link\"")
+            .str("uri", &self.uri)
+            .str("name", &self.name)
+            .opt_str("title", self.title.as_deref())
+            .opt_str("description", self.description.as_deref())
+            .opt_str("mimeType", self.mime_type.as_deref());
         if let Some(size) = self.size {
-            out.extend_from_slice(b",\"size\":");
-            out.extend_from_slice(size.to_string().as_bytes());
+            block.raw("size", size.to_string().as_bytes());
         }
     }
 
@@ -309,22 +304,20 @@ impl EmbeddedResource {
         self
     }
 
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"type\":\"resource\",\"resource\":{\"uri\":");
-        write_json_str(out, &self.uri);
-        write_optional_str(out, "mimeType", self.mime_type.as_deref());
+    fn write(&self, block: &mut JsonWriter<'_>) {
+        block.raw("type", b"\"resource\"");
+        let mut resource = block.object_in("resource");
+        resource
+            .str("uri", &self.uri)
+            .opt_str("mimeType", self.mime_type.as_deref());
         match &self.contents {
-            ResourceContents::Text(text) => {
-                out.extend_from_slice(b",\"text\":");
-                write_json_str(out, text);
-            }
+            ResourceContents::Text(text) => resource.str("text", text),
             ResourceContents::Blob(data) => {
-                out.extend_from_slice(b",\"blob\":\"");
-                base64::encode_into(out, data);
-                out.push(b'"');
+                write_base64(resource.name("blob"), data);
+                &mut resource
             }
-        }
-        out.push(b'}');
+        };
+        resource.end();
     }
 }
 
@@ -408,8 +401,9 @@ impl Annotations {
         self
     }
 
-    /// Appends `,"annotations":{…}` (nothing when no hint applies in `era`).
-    fn write(&self, out: &mut Vec<u8>, era: Era) {
+    /// Writes the member `annotations` (nothing when no hint applies in
+    /// `era`).
+    fn write(&self, block: &mut JsonWriter<'_>, era: Era) {
         let last_modified = self
             .last_modified
             .as_deref()
@@ -417,36 +411,20 @@ impl Annotations {
         if self.audience.is_empty() && self.priority.is_none() && last_modified.is_none() {
             return;
         }
-        out.extend_from_slice(b",\"annotations\":{");
-        let mut first = true;
-        let mut key = |out: &mut Vec<u8>, name: &[u8]| {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-            out.extend_from_slice(name);
-        };
+        let mut annotations = block.object_in("annotations");
         if !self.audience.is_empty() {
-            key(out, b"\"audience\":[");
-            for (i, role) in self.audience.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.push(b'"');
-                out.extend_from_slice(role.as_str().as_bytes());
-                out.push(b'"');
+            let mut audience = annotations.array_in("audience");
+            for role in &self.audience {
+                write_json_str(audience.item(), role.as_str());
             }
-            out.push(b']');
+            audience.end();
         }
         if let Some(priority) = self.priority {
-            key(out, b"\"priority\":");
             // Finite by construction, so serde_json renders a number.
-            let _ = serde_json::to_writer(&mut *out, &priority);
+            let _ = serde_json::to_writer(annotations.name("priority"), &priority);
         }
-        if let Some(timestamp) = last_modified {
-            key(out, b"\"lastModified\":");
-            write_json_str(out, timestamp);
-        }
-        out.push(b'}');
+        annotations.opt_str("lastModified", last_modified);
+        annotations.end();
     }
 }
 

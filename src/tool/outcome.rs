@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::jsonrpc::write_json;
+use crate::jsonrpc::JsonWriter;
 use crate::protocol::Era;
 use crate::tool::content::ContentBlock;
 
@@ -207,7 +207,7 @@ impl ToolOutcome {
     /// a refusal (`"content":[…]`, then `structuredContent` and `isError`
     /// when they apply), without the braces. A failure has no result and
     /// writes nothing: ask [`failure_message`](Self::failure_message) first.
-    pub(crate) fn write_members(&self, out: &mut Vec<u8>, era: Era) {
+    pub(crate) fn write_members(&self, result: &mut JsonWriter<'_>, era: Era) {
         let OutcomeKind::Result {
             content,
             structured,
@@ -221,30 +221,23 @@ impl ToolOutcome {
         let carried = structured
             .as_ref()
             .filter(|json| era.carries_structured(json));
-        out.extend_from_slice(b"\"content\":[");
-        for (i, block) in content.as_slice().iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            block.write(out, era);
+        let mut blocks = result.array_in("content");
+        for block in content.as_slice() {
+            block.write(blocks.item(), era);
         }
         if let Some(json) = structured
             .as_ref()
             .filter(|_| carried.is_none() && !mirrored)
         {
             // The revision cannot carry the value, and no block says it.
-            if !content.as_slice().is_empty() {
-                out.push(b',');
-            }
-            ContentBlock::text(json.to_string()).write(out, era);
+            ContentBlock::text(json.to_string()).write(blocks.item(), era);
         }
-        out.push(b']');
+        blocks.end();
         if let Some(json) = carried {
-            out.extend_from_slice(b",\"structuredContent\":");
-            write_json(out, json);
+            result.value("structuredContent", json);
         }
         if *is_error {
-            out.extend_from_slice(b",\"isError\":true");
+            result.raw("isError", b"true");
         }
     }
 }
@@ -383,9 +376,10 @@ mod tests {
     /// The result object `outcome` renders to in `era`.
     fn result(outcome: &ToolOutcome, era: Era) -> Value {
         assert_eq!(outcome.failure_message(), None);
-        let mut out = vec![b'{'];
-        outcome.write_members(&mut out, era);
-        out.push(b'}');
+        let mut out = Vec::new();
+        let mut result = JsonWriter::object(&mut out);
+        outcome.write_members(&mut result, era);
+        result.end();
         serde_json::from_slice(&out).expect("valid JSON")
     }
 
