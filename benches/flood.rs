@@ -38,6 +38,7 @@ async fn under_flood(seconds: u64) {
         addr,
         fx.bearer.clone(),
         Arc::clone(&stop),
+        Arc::default(),
     ));
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     stop.store(true, Ordering::Relaxed);

@@ -7,38 +7,45 @@
 //! new connections per second — a client with a live bearer making calls on
 //! fresh connections gets at least 99% of them answered, each within 1 s;
 //! and an authenticated keep-alive connection that idles between calls is
-//! never shed. Bounded: the flood stops itself after a few seconds.
+//! never shed. Bounded: the flood stops once the client has made its
+//! calls, and every wait fails the test after `STEP`.
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use embacle_tool_host::ToolHostConfig;
 use serde_json::json;
-use support::hostile::{agent_on_fresh_connections, flood, FloodStats, FLOOD_RATE};
+use support::hostile::{agent_on_fresh_connections, flood, FloodStats};
 use support::*;
 
-/// How long the flood and the legitimate client run.
-const FLOOD_FOR: Duration = Duration::from_secs(3);
+/// Calls the legitimate client makes under the flood.
+const AGENT_CALLS: usize = 50;
+/// The host's connection slots under the flood.
+const SLOTS: usize = 128;
 
 /// While connections without a live bearer flood in, a client with one
 /// gets 99% of its calls on fresh connections answered within 1 s, and an
-/// idle authenticated keep-alive connection is never shed.
+/// idle authenticated keep-alive connection is never shed. Paced by what
+/// happened, not by the clock: each of the keep-alive's idle stretches
+/// lasts until the flood has filled every slot twice over (so a pending
+/// connection would have been shed), and the flood runs until the client
+/// has made its calls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authenticated_clients_win_against_a_flood() {
     let fx = Fixture::with(ToolHostConfig {
         // A window of 128 accepts: ~128 ms at the flood's rate, far above
         // the ~1 ms a client needs, even on a loaded machine.
-        max_connections: 128,
+        max_connections: SLOTS,
         ..ToolHostConfig::default()
     })
     .await;
     let (addr, bearer) = (fx.addr, fx.bearer.clone());
 
     // A keep-alive connection that authenticates before the flood and then
-    // idles for a second between calls.
+    // idles between calls.
     let mut keep_alive = fx.conn().await;
     let ping = fx.post(PING);
     assert_eq!(keep_alive.send(&ping).await.status, 200);
@@ -46,30 +53,41 @@ async fn authenticated_clients_win_against_a_flood() {
     let stop = Arc::new(AtomicBool::new(false));
     let stats = Arc::new(FloodStats::default());
     let flooder = tokio::spawn(flood(addr, Arc::clone(&stop), Arc::clone(&stats)));
+    let made = Arc::new(AtomicUsize::new(0));
     let agent = tokio::spawn(agent_on_fresh_connections(
         addr,
         bearer.clone(),
         Arc::clone(&stop),
+        Arc::clone(&made),
     ));
     let started = Instant::now();
-    let mut idle_calls = 0;
-    while started.elapsed() < FLOOD_FOR {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+    let opened = || stats.opened.load(Ordering::Relaxed);
+    let idle_calls = 3;
+    for _ in 0..idle_calls {
+        let from = opened();
+        wait_until("the flood filled every slot twice", || {
+            opened() >= from + 2 * SLOTS
+        })
+        .await;
         assert_eq!(
             keep_alive.send(&ping).await.status,
             200,
             "the idle authenticated connection was shed"
         );
-        idle_calls += 1;
     }
+    wait_until("the client made its calls", || {
+        made.load(Ordering::Relaxed) >= AGENT_CALLS
+    })
+    .await;
     stop.store(true, Ordering::Relaxed);
+    let flooded_for = started.elapsed();
     let agent = within(agent).await.unwrap();
     within(flooder).await.unwrap();
 
     let opened = stats.opened.load(Ordering::Relaxed);
     let (calls, answered) = (agent.calls, agent.answered.len());
     println!(
-        "flood: {opened} connections in {FLOOD_FOR:?}; agent: {answered}/{calls} calls answered \
+        "flood: {opened} connections in {flooded_for:?}; agent: {answered}/{calls} calls answered \
          within 1 s ({:.1}%), p50 {:?}, slowest {:?}; idle keep-alive served \
          {idle_calls}/{idle_calls}; wrong bearers answered 401 and closed: {}",
         agent.rate() * 100.0,
@@ -78,10 +96,10 @@ async fn authenticated_clients_win_against_a_flood() {
         stats.wrong_bearer_401s.load(Ordering::Relaxed),
     );
     assert!(
-        opened as u32 > FLOOD_RATE,
+        opened >= idle_calls * 2 * SLOTS,
         "the flood ran: {opened} connections"
     );
-    assert!(calls >= 50, "the agent made {calls} calls");
+    assert!(calls >= AGENT_CALLS, "the agent made {calls} calls");
     assert!(
         agent.rate() >= 0.99,
         "only {answered} of {calls} calls were answered within 1 s"

@@ -30,6 +30,7 @@ fn listen(id: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_keep_what_the_formula_says() {
     let fx = Fixture::with(ToolHostConfig::default()).await;
+    let idle = host_tasks();
     // Warm-up: one connection of each kind, so lazily built state is in
     // the baseline.
     {
@@ -41,7 +42,7 @@ async fn streams_keep_what_the_formula_says() {
             .await;
         assert_eq!(events.status, 200);
     }
-    settle().await;
+    connections_closed(idle).await;
 
     // Four long ids: refused, with a null id (echoing it would write the
     // 4 MiB back), and nothing kept once the requests are answered.
@@ -61,7 +62,6 @@ async fn streams_keep_what_the_formula_says() {
         );
         refused.push(conn);
     }
-    settle().await;
     let kept = counting_alloc::live_bytes() - before;
     println!("four refused long-id listens keep {kept} bytes");
     assert!(
@@ -69,7 +69,7 @@ async fn streams_keep_what_the_formula_says() {
         "{kept} bytes kept after four refused 4 MiB ids"
     );
     drop(refused);
-    settle().await;
+    connections_closed(idle).await;
 
     // What a keep-alive connection costs, then what a stream adds to it.
     let before = counting_alloc::live_bytes();
@@ -79,10 +79,9 @@ async fn streams_keep_what_the_formula_says() {
         assert_eq!(conn.send(&fx.post(PING)).await.status, 200);
         plain.push(conn);
     }
-    settle().await;
     let per_connection = (counting_alloc::live_bytes() - before) / STREAMS as isize;
     drop(plain);
-    settle().await;
+    connections_closed(idle).await;
 
     // The costliest id allowed: 42 control characters, written as 254
     // bytes of `\u0001` escapes (256 with the quotes); 256 of them are
@@ -94,7 +93,7 @@ async fn streams_keep_what_the_formula_says() {
         .await;
     assert_eq!(refused.status, 400, "an id written as 1.5 KB is refused");
     drop(conn);
-    settle().await;
+    connections_closed(idle).await;
     let before = counting_alloc::live_bytes();
     let mut conns: Vec<Conn> = Vec::new();
     for _ in 0..STREAMS {
@@ -102,11 +101,12 @@ async fn streams_keep_what_the_formula_says() {
     }
     let mut streams = Vec::new();
     for conn in &mut conns {
-        let events = conn.send_streaming(&fx.modern_request(&listen(&id))).await;
+        let mut events = conn.send_streaming(&fx.modern_request(&listen(&id))).await;
         assert_eq!(events.status, 200);
+        let acknowledged = events.next_event().await.expect("the acknowledgement");
+        assert!(acknowledged.contains("acknowledged"), "{acknowledged}");
         streams.push(events);
     }
-    settle().await;
     let per_stream = (counting_alloc::live_bytes() - before) / STREAMS as isize;
     println!("a keep-alive connection: {per_connection} bytes; a stream with the costliest id allowed: {per_stream} bytes");
     assert!(
@@ -116,7 +116,20 @@ async fn streams_keep_what_the_formula_says() {
     );
 }
 
-/// Lets the host's tasks finish what the last request started.
-async fn settle() {
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+/// The tasks alive on the runtime: the host's accept loop, one per open
+/// connection, and the test's own.
+fn host_tasks() -> usize {
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
+}
+
+/// Waits until the connections the test dropped are gone from the host:
+/// their tasks have ended (freeing all they held), leaving `idle` alive.
+/// A barrier on the host's own state, not a guess at how long that takes.
+async fn connections_closed(idle: usize) {
+    wait_until("the host let the closed connections go", || {
+        host_tasks() == idle
+    })
+    .await;
 }

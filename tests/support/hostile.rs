@@ -116,15 +116,18 @@ impl AgentStats {
 }
 
 /// The legitimate client: a call on a fresh connection every 20 ms until
-/// `stop`, each given 1 s to be answered.
+/// `stop`, each given 1 s to be answered; `made` counts the calls begun, for
+/// a test to wait on.
 pub async fn agent_on_fresh_connections(
     addr: SocketAddr,
     bearer: String,
     stop: Arc<AtomicBool>,
+    made: Arc<AtomicUsize>,
 ) -> AgentStats {
     let mut stats = AgentStats::default();
     while !stop.load(Ordering::Relaxed) {
         stats.calls += 1;
+        made.fetch_add(1, Ordering::Relaxed);
         let body = call_body(stats.calls as i64, "echo", json!({"text": "still here"})).to_string();
         let request = post(addr, &bearer, &body);
         let started = Instant::now();
