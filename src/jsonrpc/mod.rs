@@ -30,6 +30,9 @@ pub(crate) use envelope::RawMembers;
 pub(crate) use json_out::{write_json_str, JsonWriter};
 pub(crate) use message::{code, take, ErrorObject, Message, Params, Request};
 
+/// The first member of every message the host writes.
+const JSONRPC_VERSION: &str = r#""jsonrpc":"2.0""#;
+
 /// Writes a result response, `{"jsonrpc":"2.0","id":ID,"result":{…}}`, whose
 /// result object's members `members` writes. (MCP results are always
 /// objects.)
@@ -38,8 +41,8 @@ pub(crate) fn write_result(
     id: &Value,
     members: impl FnOnce(&mut JsonWriter<'_>),
 ) {
-    let mut response = JsonWriter::object(out);
-    response.raw("jsonrpc", b"\"2.0\"").value("id", id);
+    let mut response = JsonWriter::object_starting(out, JSONRPC_VERSION);
+    response.value("id", id);
     let mut result = response.object_in("result");
     members(&mut result);
     result.end();
@@ -54,8 +57,8 @@ pub(crate) fn notification(
     params: impl FnOnce(&mut JsonWriter<'_>),
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(capacity);
-    let mut message = JsonWriter::object(&mut out);
-    message.raw("jsonrpc", b"\"2.0\"").str("method", method);
+    let mut message = JsonWriter::object_starting(&mut out, JSONRPC_VERSION);
+    message.str("method", method);
     let mut members = message.object_in("params");
     params(&mut members);
     members.end();
@@ -66,8 +69,7 @@ pub(crate) fn notification(
 /// Writes an error response. An unknown id is written as `null`, as
 /// JSON-RPC 2.0 requires for parse errors; MCP clients accept it everywhere.
 pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&Value>, error: &ErrorObject) {
-    let mut response = JsonWriter::object(out);
-    response.raw("jsonrpc", b"\"2.0\"");
+    let mut response = JsonWriter::object_starting(out, JSONRPC_VERSION);
     match id {
         Some(id) => response.value("id", id),
         None => response.raw("id", b"null"),

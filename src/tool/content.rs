@@ -111,9 +111,14 @@ impl ContentBlock {
 
     /// Appends the block as JSON, in the shape `era` defines.
     pub(crate) fn write(&self, out: &mut Vec<u8>, era: Era) {
-        let mut block = JsonWriter::object(out);
+        let mut block = match &self.kind {
+            BlockKind::Text(_) => JsonWriter::object_starting(out, r#""type":"text""#),
+            _ => JsonWriter::object(out),
+        };
         match &self.kind {
-            BlockKind::Text(text) => write_text(&mut block, text),
+            BlockKind::Text(text) => {
+                block.str("text", text);
+            }
             BlockKind::Image { data, mime_type } => {
                 write_media(&mut block, "image", data, mime_type);
             }
@@ -121,7 +126,11 @@ impl ContentBlock {
                 write_media(&mut block, "audio", data, mime_type);
             }
             BlockKind::ResourceLink(link) if era.has_resource_links() => link.write(&mut block),
-            BlockKind::ResourceLink(link) => write_text(&mut block, &link.fallback_text()),
+            BlockKind::ResourceLink(link) => {
+                block
+                    .raw("type", b"\"text\"")
+                    .str("text", &link.fallback_text());
+            }
             BlockKind::Resource(resource) => resource.write(&mut block),
         }
         if let Some(annotations) = &self.annotations {
@@ -129,10 +138,6 @@ impl ContentBlock {
         }
         block.end();
     }
-}
-
-fn write_text(block: &mut JsonWriter<'_>, text: &str) {
-    block.raw("type", b"\"text\"").str("text", text);
 }
 
 /// An image or audio block's members.
