@@ -97,8 +97,8 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (client, server) = tokio::io::duplex(64 * 1024);
-    let connection = crate::http::connection_builder(host.config()).serve_connection(
-        crate::http::guarded_io(server, host.config()),
+    let connection = crate::http::connection_builder(&host.shared().config).serve_connection(
+        crate::http::guarded_io(server, &host.shared().config),
         crate::http::connection_service(
             std::sync::Arc::clone(host.shared()),
             crate::conn::Connection::detached(),

@@ -78,19 +78,27 @@ struct HostHandle {
     shared: Arc<Shared>,
     local_addr: SocketAddr,
     stop: watch::Sender<Stop>,
-    /// Becomes true when the accept loop and every connection have ended.
-    stopped: watch::Receiver<bool>,
-    /// Whether the last drain finished in time.
-    drained: watch::Receiver<bool>,
+    /// `Some` once the accept loop and every connection have ended: whether
+    /// the last drain finished in time.
+    stopped: watch::Receiver<Option<bool>>,
+}
+
+impl HostHandle {
+    /// Asks the accept loop to stop; an earlier or harder request wins.
+    fn request_stop(&self, wanted: Stop) {
+        self.stop.send_if_modified(|stop| match (*stop, wanted) {
+            (Stop::Running, _) | (Stop::Drain(_), Stop::Now) => {
+                *stop = wanted;
+                true
+            }
+            _ => false,
+        });
+    }
 }
 
 impl Drop for HostHandle {
     fn drop(&mut self) {
-        self.stop.send_if_modified(|stop| {
-            let changed = *stop != Stop::Now;
-            *stop = Stop::Now;
-            changed
-        });
+        self.request_stop(Stop::Now);
     }
 }
 
@@ -117,14 +125,12 @@ impl ToolHost {
         let local_addr = listener.local_addr().map_err(Error::bind)?;
         let shared = Arc::new(Shared::new(config, local_addr));
         let (stop_tx, stop_rx) = watch::channel(Stop::Running);
-        let (stopped_tx, stopped_rx) = watch::channel(false);
-        let (drained_tx, drained_rx) = watch::channel(true);
+        let (stopped_tx, stopped_rx) = watch::channel(None);
         let accept = AcceptLoop {
             listener,
             shared: Arc::clone(&shared),
             stop: stop_rx,
             stopped: stopped_tx,
-            drained: drained_tx,
         };
         runtime.spawn(accept.run());
         Ok(Self {
@@ -133,7 +139,6 @@ impl ToolHost {
                 local_addr,
                 stop: stop_tx,
                 stopped: stopped_rx,
-                drained: drained_rx,
             }),
         })
     }
@@ -190,7 +195,7 @@ impl ToolHost {
     /// Idempotent, and safe to call from any clone. Open sessions stay open
     /// (their guards still revoke on drop), but nothing serves them.
     pub async fn shutdown(&self) {
-        self.request_stop(Stop::Now);
+        self.inner.request_stop(Stop::Now);
         self.wait_stopped().await;
     }
 
@@ -203,9 +208,10 @@ impl ToolHost {
     /// [`Error::is_shutdown_forced`] when `grace` passed and connections had
     /// to be closed with work in flight. The host is stopped either way.
     pub async fn shutdown_within(&self, grace: Duration) -> Result<(), Error> {
-        self.request_stop(Stop::Drain(Instant::now() + grace));
+        self.inner.request_stop(Stop::Drain(Instant::now() + grace));
         self.wait_stopped().await;
-        if *self.inner.drained.borrow() {
+        // The loop gone without a word stopped at once: nothing to drain.
+        if self.inner.stopped.borrow().unwrap_or(true) {
             Ok(())
         } else {
             Err(Error::shutdown_forced())
@@ -218,29 +224,10 @@ impl ToolHost {
         &self.inner.shared
     }
 
-    /// The config the host was bound with (for `bench_support`).
-    #[cfg(feature = "bench-internals")]
-    pub(crate) fn config(&self) -> &ToolHostConfig {
-        &self.inner.shared.config
-    }
-
-    /// Asks the accept loop to stop; an earlier or harder request wins.
-    fn request_stop(&self, wanted: Stop) {
-        self.inner
-            .stop
-            .send_if_modified(|stop| match (*stop, wanted) {
-                (Stop::Running, _) | (Stop::Drain(_), Stop::Now) => {
-                    *stop = wanted;
-                    true
-                }
-                _ => false,
-            });
-    }
-
     async fn wait_stopped(&self) {
         let mut stopped = self.inner.stopped.clone();
         // An error means the accept loop is gone, which is stopped too.
-        let _ = stopped.wait_for(|done| *done).await;
+        let _ = stopped.wait_for(Option::is_some).await;
     }
 }
 
@@ -258,8 +245,7 @@ struct AcceptLoop {
     listener: TcpListener,
     shared: Arc<Shared>,
     stop: watch::Receiver<Stop>,
-    stopped: watch::Sender<bool>,
-    drained: watch::Sender<bool>,
+    stopped: watch::Sender<Option<bool>>,
 }
 
 impl AcceptLoop {
@@ -313,8 +299,7 @@ impl AcceptLoop {
         };
         let _ = close_tx.send(true);
         admission.all_ended().await;
-        let _ = self.drained.send(drained);
-        let _ = self.stopped.send(true);
+        let _ = self.stopped.send(Some(drained));
     }
 
     /// Admits one accepted connection and spawns its task, which ends when

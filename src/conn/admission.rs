@@ -251,13 +251,7 @@ impl Connection {
 /// or with the connection. HTTP/1 serves one request at a time, so no later
 /// request on the connection can be in service when it drops.
 #[derive(Debug)]
-pub(crate) struct InService(Arc<Connection>);
-
-impl InService {
-    pub(crate) fn new(connection: Arc<Connection>) -> Self {
-        Self(connection)
-    }
-}
+pub(crate) struct InService(pub(crate) Arc<Connection>);
 
 impl Drop for InService {
     fn drop(&mut self) {
@@ -355,12 +349,7 @@ impl Admission {
 impl Table {
     /// Sheds the oldest connection still pending, handing its slot over.
     fn shed_oldest_pending(&mut self) -> bool {
-        while let Some(oldest) = self.pending.pop_front() {
-            if oldest.try_shed() {
-                return true;
-            }
-        }
-        false
+        std::iter::from_fn(|| self.pending.pop_front()).any(|oldest| oldest.try_shed())
     }
 }
 

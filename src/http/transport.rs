@@ -214,12 +214,16 @@ fn find_mcp_session(
     lease: &Lease,
     header: Header<'_>,
 ) -> Result<Option<Option<Arc<McpSession>>>, Rejection> {
+    let id = at_most_one(header, "Bad request: more than one Mcp-Session-Id header")?;
+    Ok(id.map(|id| lease.session.mcp_sessions().find(id)))
+}
+
+/// A header that may appear at most once: its value, if sent; sent twice,
+/// a 400 that says `why`.
+fn at_most_one<'a>(header: Header<'a>, why: &'static str) -> Result<Option<&'a [u8]>, Rejection> {
     match header {
-        Header::Absent => Ok(None),
-        Header::One(id) => Ok(Some(lease.session.mcp_sessions().find(id))),
-        Header::Repeated => Err(Rejection::Ambiguous(
-            "Bad request: more than one Mcp-Session-Id header",
-        )),
+        Header::Repeated => Err(Rejection::Ambiguous(why)),
+        header => Ok(header.value()),
     }
 }
 
@@ -280,19 +284,15 @@ fn end_mcp_session(
     session: SessionHandle<'_>,
     protocol_version: Header<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    if protocol_version.value().is_some_and(era::is_modern_version) {
-        return Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_changes().offered(),
-        });
-    }
+    let modern = protocol_version.value().is_some_and(era::is_modern_version);
     match session {
-        SessionHandle::Known(known) => {
+        SessionHandle::Known(known) if !modern => {
             // Ended by a concurrent DELETE meanwhile: ended all the same.
             lease.session.end_mcp_session(known);
             Ok(empty(StatusCode::OK))
         }
-        SessionHandle::Unknown => Err(Rejection::UnknownSession),
-        SessionHandle::Absent => Err(Rejection::MethodNotAllowed {
+        SessionHandle::Unknown if !modern => Err(Rejection::UnknownSession),
+        _ => Err(Rejection::MethodNotAllowed {
             get: lease.session.list_changes().offered(),
         }),
     }
@@ -314,14 +314,7 @@ fn check_addressing(
     uri: &hyper::Uri,
     headers: &RequestHeaders<'_>,
 ) -> Result<(), Rejection> {
-    let host = match headers.host {
-        Header::Repeated => {
-            return Err(Rejection::Ambiguous(
-                "Bad request: more than one Host header",
-            ))
-        }
-        host => host.value(),
-    };
+    let host = at_most_one(headers.host, "Bad request: more than one Host header")?;
     if !host.is_some_and(|host| shared.host_allowed(host)) {
         return Err(Rejection::Forbidden(
             "Forbidden: Host is not this loopback listener",
@@ -336,26 +329,18 @@ fn check_addressing(
             ));
         }
     }
-    match headers.origin {
-        Header::Absent => Ok(()),
-        Header::One(origin) if shared.origin_allowed(origin) => Ok(()),
-        Header::One(_) => Err(Rejection::Forbidden("Forbidden: Origin is not allowed")),
-        Header::Repeated => Err(Rejection::Ambiguous(
-            "Bad request: more than one Origin header",
-        )),
+    let origin = at_most_one(headers.origin, "Bad request: more than one Origin header")?;
+    if origin.is_some_and(|origin| !shared.origin_allowed(origin)) {
+        return Err(Rejection::Forbidden("Forbidden: Origin is not allowed"));
     }
+    Ok(())
 }
 
 /// Steps 5 and 6: a JSON body, and a client that takes a JSON answer.
 fn check_content_headers(headers: &RequestHeaders<'_>) -> Result<(), Rejection> {
-    match headers.content_type {
-        Header::One(value) if is_json_media_type(value) => {}
-        Header::Repeated => {
-            return Err(Rejection::Ambiguous(
-                "Bad request: more than one Content-Type header",
-            ))
-        }
-        _ => return Err(Rejection::UnsupportedMediaType),
+    let why = "Bad request: more than one Content-Type header";
+    if !at_most_one(headers.content_type, why)?.is_some_and(is_json_media_type) {
+        return Err(Rejection::UnsupportedMediaType);
     }
     if !headers.accepts.json {
         return Err(Rejection::NotAcceptable);

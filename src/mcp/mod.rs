@@ -231,13 +231,9 @@ async fn handle_request(
     // method nearly every request names comes first.
     match (era, method.as_ref()) {
         (_, "tools/call") => {
-            let call = tools_call::CallRequest {
-                id,
-                params,
-                era,
-                may_stream: context.may_stream && framing == Framing::Single,
-            };
-            tools_call::tools_call(lease, call, context.headers.params, out).await
+            let may_stream = context.may_stream && framing == Framing::Single;
+            let headers = context.headers.params;
+            tools_call::tools_call(lease, id, params, era, may_stream, headers, out).await
         }
         (Era::Legacy(_), "initialize") => initialize(lease, respond, params.as_ref(), framing, out),
         (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),

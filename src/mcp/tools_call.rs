@@ -25,33 +25,21 @@ use crate::tool::ToolOutcome;
 use crate::util::{race, waiting_at_most, First};
 use crate::util::{CatchUnwind, Panicked};
 
-/// One `tools/call` request, as the dispatcher hands it over.
-pub(super) struct CallRequest<'a> {
-    pub(super) id: Value,
-    pub(super) params: Option<Params<'a>>,
-    pub(super) era: Era,
-    /// Whether the response may be a stream (the client accepts SSE, and
-    /// the call is its body's only message).
-    pub(super) may_stream: bool,
-}
-
 /// Checks a call and whether its tool is visible *now*; then runs it
-/// inline (a JSON response) or, when the client may take a stream and the
-/// call may report progress (it sent a `progressToken`) or log (see
-/// [`log_threshold`]), hands it back to run on one. Writes a complete
+/// inline (a JSON response) or, when the client may take a stream
+/// (`may_stream`: it accepts SSE, and the call is its body's only message)
+/// and the call may report progress (it sent a `progressToken`) or log
+/// (see [`log_threshold`]), hands it back to run on one. Writes a complete
 /// response, or nothing for `Stream`, `Revoked` and `Silent`.
 pub(super) async fn tools_call(
     lease: &Lease,
-    request: CallRequest<'_>,
+    id: Value,
+    params: Option<Params<'_>>,
+    era: Era,
+    may_stream: bool,
     headers: ParamHeaders<'_>,
     out: &mut Vec<u8>,
 ) -> Handled {
-    let CallRequest {
-        id,
-        params,
-        era,
-        may_stream,
-    } = request;
     let call = match check(lease, params, era, headers).await {
         Ok(call) => call,
         Err(Refusal { class, error }) => {
@@ -280,7 +268,6 @@ async fn run(
         era,
         info: &lease.shared.info,
     };
-    let name = &call.name;
     let changes = lease.session.list_changes();
     let before = changes.generation();
     let invocation = invoke(lease, id, call, events).await;
@@ -289,19 +276,16 @@ async fn run(
     // reads the notice first re-lists before its next model request.
     changes.hold_result(before).await;
     match invocation {
-        Invocation::Revoked => return Handled::Revoked,
-        Invocation::Cancelled => return Handled::Silent,
+        Invocation::Revoked => Handled::Revoked,
+        Invocation::Cancelled => Handled::Silent,
         Invocation::Answered(outcome) => {
-            let outcome = keep_output_schema_promise(lease, name, era, outcome);
+            let outcome = keep_output_schema_promise(lease, &call.name, era, outcome);
             respond.result(out, ResultKind::Plain, |result| {
                 outcome.write_members(result, era)
-            });
+            })
         }
-        Invocation::Failed(error) => {
-            respond.error(out, &error);
-        }
+        Invocation::Failed(error) => respond.error(out, &error),
     }
-    Handled::Wrote(ReplyClass::Answer)
 }
 
 /// A success without `structuredContent` from a tool the client listed

@@ -487,22 +487,12 @@ impl McpServer {
     }
 
     fn to_value(&self) -> serde_json::Value {
-        let headers = self
+        let headers: Vec<_> = self
             .headers
             .iter()
-            .map(|h| {
-                let mut m = serde_json::Map::new();
-                m.insert("name".to_owned(), h.name.clone().into());
-                m.insert("value".to_owned(), h.value.clone().into());
-                serde_json::Value::Object(m)
-            })
+            .map(|h| serde_json::json!({"name": h.name, "value": h.value}))
             .collect();
-        let mut m = serde_json::Map::new();
-        m.insert("type".to_owned(), "http".into());
-        m.insert("name".to_owned(), self.name.clone().into());
-        m.insert("url".to_owned(), self.url.clone().into());
-        m.insert("headers".to_owned(), serde_json::Value::Array(headers));
-        serde_json::Value::Object(m)
+        serde_json::json!({"type": "http", "name": self.name, "url": self.url, "headers": headers})
     }
 }
 

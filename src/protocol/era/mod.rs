@@ -80,16 +80,12 @@ pub(crate) enum Era {
 }
 
 impl Era {
-    /// Whether a tool result's `structuredContent` may be any JSON value
-    /// (2026-07-28), rather than only an object (every earlier revision).
-    pub(crate) fn any_structured_content(self) -> bool {
-        matches!(self, Self::Modern(_))
-    }
-
     /// Whether the revision is 2025-06-18 or later: the one that added
     /// resource links, `lastModified` annotations and `structuredContent`.
     fn since_2025_06_18(self) -> bool {
-        self.version() >= "2025-06-18"
+        // Revisions are dates, so they order as strings do.
+        let (Self::Legacy(version) | Self::Modern(version)) = self;
+        version >= "2025-06-18"
     }
 
     /// Whether the revision defines `structuredContent` (and so a tool's
@@ -111,15 +107,7 @@ impl Era {
     /// Whether a result may carry `value` as `structuredContent`: from
     /// 2025-06-18, an object; from 2026-07-28, any value.
     pub(crate) fn carries_structured(self, value: &serde_json::Value) -> bool {
-        self.since_2025_06_18() && (value.is_object() || self.any_structured_content())
-    }
-
-    /// The revision's version string; revisions are dates, so they order
-    /// as strings do.
-    pub(crate) fn version(self) -> &'static str {
-        match self {
-            Self::Legacy(version) | Self::Modern(version) => version,
-        }
+        self.since_2025_06_18() && (value.is_object() || matches!(self, Self::Modern(_)))
     }
 }
 
