@@ -279,44 +279,28 @@ impl ToolHostConfig {
 
     /// Every size, count and duration: positive, and within its range.
     fn validate_limits(&self) -> Result<(), Error> {
-        let positive = [
-            (self.max_body_bytes == 0, "max_body_bytes must be positive"),
-            (self.max_sessions == 0, "max_sessions must be positive"),
-            (self.max_batch_len == 0, "max_batch_len must be positive"),
-            (
-                self.max_streams_per_session == 0,
-                "max_streams_per_session must be positive",
-            ),
+        let zero = [
+            (self.max_body_bytes == 0, "max_body_bytes"),
+            (self.max_sessions == 0, "max_sessions"),
+            (self.max_batch_len == 0, "max_batch_len"),
+            (self.max_streams_per_session == 0, "max_streams_per_session"),
             (
                 self.max_mcp_sessions_per_session == 0,
-                "max_mcp_sessions_per_session must be positive",
+                "max_mcp_sessions_per_session",
             ),
-            (
-                self.max_parsed_bytes == 0,
-                "max_parsed_bytes must be positive",
-            ),
-            (
-                self.header_read_timeout.is_zero(),
-                "header_read_timeout must be positive",
-            ),
-            (
-                self.body_read_timeout.is_zero(),
-                "body_read_timeout must be positive",
-            ),
-            (
-                self.call_timeout == Some(Duration::ZERO),
-                "call_timeout must be positive (or None for no limit)",
-            ),
-            (
-                self.sse_keep_alive.is_zero(),
-                "sse_keep_alive must be positive",
-            ),
-            (
-                self.write_stall_timeout.is_zero(),
-                "write_stall_timeout must be positive",
-            ),
+            (self.max_parsed_bytes == 0, "max_parsed_bytes"),
+            (self.header_read_timeout.is_zero(), "header_read_timeout"),
+            (self.body_read_timeout.is_zero(), "body_read_timeout"),
+            (self.call_timeout == Some(Duration::ZERO), "call_timeout"),
+            (self.sse_keep_alive.is_zero(), "sse_keep_alive"),
+            (self.write_stall_timeout.is_zero(), "write_stall_timeout"),
         ];
-        if let Some((_, why)) = positive.into_iter().find(|(zero, _)| *zero) {
+        if let Some((_, field)) = zero.into_iter().find(|(zero, _)| *zero) {
+            let or_none = match field {
+                "call_timeout" => " (or None for no limit)",
+                _ => "",
+            };
+            let why = format!("{field} must be positive{or_none}");
             return Err(Error::invalid_config(why));
         }
         self.validate_ranges()

@@ -63,49 +63,43 @@ enum ErrorKind {
 
 impl Error {
     pub(crate) fn bind(source: io::Error) -> Self {
-        Self {
-            kind: ErrorKind::Bind,
-            source: Some(source),
-        }
+        Self::of(ErrorKind::Bind, Some(source))
     }
 
     pub(crate) fn no_runtime() -> Self {
-        Self::of(ErrorKind::NoRuntime)
+        Self::of(ErrorKind::NoRuntime, None)
     }
 
     pub(crate) fn invalid_config(what: impl Into<std::borrow::Cow<'static, str>>) -> Self {
-        Self::of(ErrorKind::InvalidConfig(what.into()))
+        Self::of(ErrorKind::InvalidConfig(what.into()), None)
     }
 
     pub(crate) fn invalid_tool(what: impl Into<String>) -> Self {
-        Self::of(ErrorKind::InvalidTool(what.into()))
+        Self::of(ErrorKind::InvalidTool(what.into()), None)
     }
 
     pub(crate) fn session_limit() -> Self {
-        Self::of(ErrorKind::SessionLimit)
+        Self::of(ErrorKind::SessionLimit, None)
     }
 
     pub(crate) fn shut_down() -> Self {
-        Self::of(ErrorKind::ShutDown)
+        Self::of(ErrorKind::ShutDown, None)
     }
 
     pub(crate) fn shutdown_forced() -> Self {
-        Self::of(ErrorKind::ShutdownForced)
+        Self::of(ErrorKind::ShutdownForced, None)
     }
 
     pub(crate) fn unsupported_agent(why: String) -> Self {
-        Self::of(ErrorKind::UnsupportedAgent(why))
+        Self::of(ErrorKind::UnsupportedAgent(why), None)
     }
 
     pub(crate) fn config_file(source: io::Error) -> Self {
-        Self {
-            kind: ErrorKind::ConfigFile,
-            source: Some(source),
-        }
+        Self::of(ErrorKind::ConfigFile, Some(source))
     }
 
-    fn of(kind: ErrorKind) -> Self {
-        Self { kind, source: None }
+    fn of(kind: ErrorKind, source: Option<io::Error>) -> Self {
+        Self { kind, source }
     }
 
     /// True when the listener could not be bound (the port is taken, the

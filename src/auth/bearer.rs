@@ -138,19 +138,12 @@ impl Bearer {
     /// Writes the canonical text form. The only caller is
     /// [`ToolSession::mcp_servers`](crate::ToolSession::mcp_servers).
     pub(crate) fn to_text(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        use fmt::Write as _;
+        // Writing to a `String` cannot fail.
         let mut text = String::with_capacity(TEXT_LEN);
-        text.push_str(PREFIX);
-        let push_u64 = |text: &mut String, value: u64, digits: usize| {
-            for i in (0..digits).rev() {
-                text.push(char::from(DIGITS[((value >> (i * 4)) & 0xf) as usize]));
-            }
-        };
-        push_u64(&mut text, u64::from(self.slot), SLOT_HEX);
-        push_u64(&mut text, self.generation, GENERATION_HEX);
+        let _ = write!(text, "{PREFIX}{:08x}{:016x}", self.slot, self.generation);
         for byte in self.secret.0 {
-            text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-            text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+            let _ = write!(text, "{byte:02x}");
         }
         text
     }

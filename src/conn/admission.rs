@@ -52,6 +52,7 @@ use tokio::sync::Notify;
 
 use crate::conn::idle_deadline::Activity;
 use crate::conn::session_share::SessionShare;
+use crate::util::wait_for;
 
 /// No request has presented a live bearer yet.
 const PENDING: u8 = 0;
@@ -324,15 +325,7 @@ impl Admission {
 
     /// Resolves once every admitted connection's task has ended.
     pub(crate) async fn all_ended(&self) {
-        loop {
-            let mut ended = std::pin::pin!(self.all_ended.notified());
-            // Registered before the check, so an ending in between wakes us.
-            ended.as_mut().enable();
-            if self.lock().tasks == 0 {
-                return;
-            }
-            ended.await;
-        }
+        wait_for(&self.all_ended, || (self.lock().tasks == 0).then_some(())).await;
     }
 
     /// Slots held right now (for tests).

@@ -186,12 +186,7 @@ pub(crate) fn array_len_within(body: &[u8], limit: usize) -> Option<usize> {
             members = 1;
         }
         match byte {
-            b'"' => {
-                i += 1;
-                while i < body.len() && body[i] != b'"' {
-                    i += if body[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' => i = string_end(body, i).0,
             b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.saturating_sub(1),
             b',' if depth == 1 => members += 1,

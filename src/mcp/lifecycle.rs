@@ -79,21 +79,17 @@ pub(super) fn set_log_level(
     out: &mut Vec<u8>,
 ) -> Handled {
     let level = params.and_then(|p| p.get_str("level"));
-    match level.as_deref().and_then(LogLevel::parse) {
-        Some(level) => {
-            if let Some(session_level) = session.log_level() {
-                session_level.set(level);
-            }
-            respond.result(out, ResultKind::Plain, |_| {})
-        }
-        None => {
-            let error = ErrorObject::new(
-                code::INVALID_PARAMS,
-                format!("logging/setLevel needs params.level, one of {LEVEL_NAMES}"),
-            );
-            respond.error(out, &error)
-        }
+    let Some(level) = level.as_deref().and_then(LogLevel::parse) else {
+        let error = ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!("logging/setLevel needs params.level, one of {LEVEL_NAMES}"),
+        );
+        return respond.error(out, &error);
+    };
+    if let Some(session_level) = session.log_level() {
+        session_level.set(level);
     }
+    respond.result(out, ResultKind::Plain, |_| {})
 }
 
 /// `server/discover` (2026-07-28): its capabilities, the instructions, and

@@ -6,7 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::runner::Runner;
 use super::tool_session::{McpServers, ToolSession};
@@ -112,18 +112,13 @@ impl McpServers<'_> {
                 .iter()
                 .map(|h| (h.name().to_owned(), Value::from(h.value())))
                 .collect();
-            let mut server = Map::new();
-            server.insert("type".into(), "http".into());
-            server.insert("url".into(), entry.url().into());
-            server.insert("headers".into(), headers.into());
+            let mut server = json!({"type": "http", "url": entry.url(), "headers": headers});
             if runner == Runner::CopilotCli {
-                server.insert("tools".into(), Value::Array(vec!["*".into()]));
+                server["tools"] = json!(["*"]);
             }
-            servers.insert(entry.name().to_owned(), server.into());
+            servers.insert(entry.name().to_owned(), server);
         }
-        let mut config = Map::new();
-        config.insert("mcpServers".into(), servers.into());
-        Ok(config.into())
+        Ok(json!({"mcpServers": servers}))
     }
 }
 

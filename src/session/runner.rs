@@ -134,17 +134,9 @@ impl Runner {
     /// The variable's value is the bearer, so the `_meta` is a secret too.
     pub fn session_new_meta(self, env: &BearerEnv<'_>) -> Option<serde_json::Value> {
         match self {
-            Self::ClaudeCode => {
-                let mut vars = serde_json::Map::new();
-                vars.insert(env.name().to_owned(), env.value().into());
-                let mut options = serde_json::Map::new();
-                options.insert("env".to_owned(), serde_json::Value::Object(vars));
-                let mut claude = serde_json::Map::new();
-                claude.insert("options".to_owned(), serde_json::Value::Object(options));
-                let mut meta = serde_json::Map::new();
-                meta.insert("claudeCode".to_owned(), serde_json::Value::Object(claude));
-                Some(serde_json::Value::Object(meta))
-            }
+            Self::ClaudeCode => Some(serde_json::json!({
+                "claudeCode": {"options": {"env": {env.name(): env.value()}}}
+            })),
             Self::CopilotCli | Self::GeminiCli | Self::Codex => None,
         }
     }

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::surface::CancelSignal;
+use crate::util::wait_for;
 
 /// One session's calls in flight. A `Vec`, not a map: a session rarely has
 /// more than a few calls at once, and a scan of a few entries beats hashing
@@ -40,15 +41,7 @@ impl InFlightCalls {
 
     /// Resolves once no call is in flight.
     pub(crate) async fn drained(&self) {
-        loop {
-            let mut notified = std::pin::pin!(self.drained.notified());
-            // Registered before the check, so an emptying in between wakes us.
-            notified.as_mut().enable();
-            if self.lock().is_empty() {
-                return;
-            }
-            notified.await;
-        }
+        wait_for(&self.drained, || self.lock().is_empty().then_some(())).await;
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<(Value, CancelSignal)>> {

@@ -62,16 +62,12 @@ impl Shared {
     /// validated).
     pub(crate) fn new(config: ToolHostConfig, local_addr: SocketAddr) -> Self {
         let (url_authority, allowed_hosts) = loopback_names(local_addr);
-        let mut allowed_origins: Vec<String> = allowed_hosts
+        let own = allowed_hosts.iter().map(|host| format!("http://{host}"));
+        let configured = config
+            .allowed_origins
             .iter()
-            .map(|host| format!("http://{host}"))
-            .chain(
-                config
-                    .allowed_origins
-                    .iter()
-                    .map(|o| o.to_ascii_lowercase()),
-            )
-            .collect();
+            .map(|o| o.to_ascii_lowercase());
+        let mut allowed_origins: Vec<String> = own.chain(configured).collect();
         allowed_origins.sort();
         allowed_origins.dedup();
         Self {

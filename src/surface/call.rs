@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 use super::reporter::{self, Reporter};
 use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
+use crate::util::wait_for;
 
 /// One tool call, as a surface that wants more than name and arguments sees
 /// it. See [`ToolSurface::call_with`](crate::ToolSurface::call_with).
@@ -136,17 +137,7 @@ impl CancelSignal {
 
     /// Resolves once the call is cancelled (at once if it already is).
     pub async fn cancelled(&self) {
-        loop {
-            let notified = self.state.notify.notified();
-            let mut notified = std::pin::pin!(notified);
-            // Register before checking the flag, so a `cancel` between the
-            // check and the await still wakes us.
-            notified.as_mut().enable();
-            if self.is_cancelled() {
-                return;
-            }
-            notified.await;
-        }
+        wait_for(&self.state.notify, || self.is_cancelled().then_some(())).await;
     }
 
     /// Raises the signal. Idempotent.

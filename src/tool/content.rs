@@ -435,38 +435,26 @@ impl Annotations {
 
 impl fmt::Debug for ContentBlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut f = match &self.kind {
-            BlockKind::Text(text) => {
-                let mut d = f.debug_struct("Text");
-                d.field("text", text);
-                d
-            }
-            BlockKind::Image { data, mime_type } | BlockKind::Audio { data, mime_type } => {
-                let name = if matches!(self.kind, BlockKind::Image { .. }) {
-                    "Image"
-                } else {
-                    "Audio"
-                };
-                let mut d = f.debug_struct(name);
-                d.field("mime_type", mime_type)
-                    .field("data", &format_args!("{} bytes", data.len()));
-                d
-            }
-            BlockKind::ResourceLink(link) => {
-                let mut d = f.debug_struct("ResourceLink");
-                d.field("link", link);
-                d
-            }
-            BlockKind::Resource(resource) => {
-                let mut d = f.debug_struct("Resource");
-                d.field("resource", resource);
-                d
-            }
+        let name = match &self.kind {
+            BlockKind::Text(_) => "Text",
+            BlockKind::Image { .. } => "Image",
+            BlockKind::Audio { .. } => "Audio",
+            BlockKind::ResourceLink(_) => "ResourceLink",
+            BlockKind::Resource(_) => "Resource",
+        };
+        let mut d = f.debug_struct(name);
+        match &self.kind {
+            BlockKind::Text(text) => d.field("text", text),
+            BlockKind::Image { data, mime_type } | BlockKind::Audio { data, mime_type } => d
+                .field("mime_type", mime_type)
+                .field("data", &format_args!("{} bytes", data.len())),
+            BlockKind::ResourceLink(link) => d.field("link", link),
+            BlockKind::Resource(resource) => d.field("resource", resource),
         };
         if let Some(annotations) = &self.annotations {
-            f.field("annotations", annotations);
+            d.field("annotations", annotations);
         }
-        f.finish()
+        d.finish()
     }
 }
 

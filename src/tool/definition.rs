@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::jsonrpc::JsonWriter;
 use crate::protocol::Era;
 use crate::protocol::{param_headers, HeaderBinding};
 
@@ -242,20 +243,15 @@ impl ToolInner {
     }
 
     fn render_entry(&self, with_output_schema: bool) -> Box<str> {
-        let mut out = String::with_capacity(128);
-        out.push_str("{\"name\":");
-        push_json(&mut out, &Value::from(self.name.as_str()));
-        if let Some(title) = &self.title {
-            out.push_str(",\"title\":");
-            push_json(&mut out, &Value::from(title.as_str()));
-        }
-        out.push_str(",\"description\":");
-        push_json(&mut out, &Value::from(self.description.as_str()));
-        out.push_str(",\"inputSchema\":");
-        push_json(&mut out, &self.input_schema);
+        let mut out = Vec::with_capacity(128);
+        let mut entry = JsonWriter::object(&mut out);
+        entry
+            .str("name", &self.name)
+            .opt_str("title", self.title.as_deref())
+            .str("description", &self.description)
+            .value("inputSchema", &self.input_schema);
         if let Some(schema) = self.output_schema.as_ref().filter(|_| with_output_schema) {
-            out.push_str(",\"outputSchema\":");
-            push_json(&mut out, schema);
+            entry.value("outputSchema", schema);
         }
         if let Some(a) = &self.annotations {
             let mut map = serde_json::Map::new();
@@ -269,19 +265,13 @@ impl ToolInner {
             put("destructiveHint", a.destructive_hint.map(Value::from));
             put("idempotentHint", a.idempotent_hint.map(Value::from));
             put("openWorldHint", a.open_world_hint.map(Value::from));
-            out.push_str(",\"annotations\":");
-            push_json(&mut out, &Value::Object(map));
+            entry.value("annotations", &Value::Object(map));
         }
-        out.push('}');
-        out.into_boxed_str()
+        entry.end();
+        String::from_utf8(out)
+            .expect("JSON is UTF-8")
+            .into_boxed_str()
     }
-}
-
-/// Appends compact JSON. `Value`'s `Display` is `serde_json::to_string`,
-/// which cannot fail for a `Value` (its map keys are strings).
-fn push_json(out: &mut String, value: &Value) {
-    use fmt::Write as _;
-    let _ = write!(out, "{value}");
 }
 
 impl fmt::Debug for Tool {

@@ -140,13 +140,7 @@ impl ToolOutcome {
     /// True for a success: every constructor but the refusals and
     /// [`failed`](Self::failed).
     pub fn is_success(&self) -> bool {
-        matches!(
-            self.kind,
-            OutcomeKind::Result {
-                is_error: false,
-                ..
-            }
-        )
+        !self.is_refused() && !self.is_failed()
     }
 
     /// True for [`refused`](Self::refused) and [`OutcomeBuilder::refused`].
@@ -188,19 +182,11 @@ impl ToolOutcome {
     /// Whether this is a success whose result in revision `era`, which
     /// defines `structuredContent`, would carry none.
     pub(crate) fn lacks_structured_content(&self, era: Era) -> bool {
-        match &self.kind {
-            OutcomeKind::Result {
-                structured,
-                is_error: false,
-                ..
-            } => {
-                era.has_structured_content()
-                    && !structured
-                        .as_ref()
-                        .is_some_and(|json| era.carries_structured(json))
-            }
-            _ => false,
-        }
+        self.is_success()
+            && era.has_structured_content()
+            && !self
+                .structured_content()
+                .is_some_and(|json| era.carries_structured(json))
     }
 
     /// Writes the members of the `tools/call` result object of a success or

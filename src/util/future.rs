@@ -8,6 +8,7 @@ use std::pin::{pin, Pin};
 use std::task::Poll;
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Sleep;
 
 /// A boxed `Send` future: the erased form of the surface's futures, and of
@@ -68,6 +69,20 @@ pub(crate) async fn waiting_at_most<F: Future>(limit: Duration, future: F) -> Op
         }
     })
     .await
+}
+
+/// Resolves to the first `Some` that `ready` returns, asked again each time
+/// `notify` wakes its waiters. Registered before each check, so a
+/// notification between the check and the await still wakes this task.
+pub(crate) async fn wait_for<T>(notify: &Notify, mut ready: impl FnMut() -> Option<T>) -> T {
+    loop {
+        let mut notified = pin!(notify.notified());
+        notified.as_mut().enable();
+        if let Some(output) = ready() {
+            return output;
+        }
+        notified.await;
+    }
 }
 
 #[cfg(test)]

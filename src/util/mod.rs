@@ -13,6 +13,6 @@ mod future;
 mod latch;
 mod unwind;
 
-pub(crate) use future::{race, waiting_at_most, BoxFuture, First};
+pub(crate) use future::{race, wait_for, waiting_at_most, BoxFuture, First};
 pub(crate) use latch::Latch;
 pub(crate) use unwind::{CatchUnwind, Panicked};

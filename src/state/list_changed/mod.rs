@@ -68,7 +68,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::util::waiting_at_most;
+use crate::util::{wait_for, waiting_at_most};
 
 pub(crate) use audience::{Audience, StreamSlot};
 pub use notifier::ListChangedNotifier;
@@ -277,22 +277,12 @@ impl ListChanges {
     /// session is revoked. Returns at once when no stream is open; true
     /// when everyone was told, false on the timeout or a revocation.
     pub(crate) async fn delivered(&self, generation: u64, within: Duration) -> bool {
-        let everyone_told = async {
-            loop {
-                let progressed = self.progressed.notified();
-                let mut progressed = std::pin::pin!(progressed);
-                // Registered before the check, so progress made after the
-                // check wakes this task.
-                progressed.as_mut().enable();
-                if self.is_revoked() {
-                    return false;
-                }
-                if self.told_everyone(generation) {
-                    return true;
-                }
-                progressed.await;
+        let everyone_told = wait_for(&self.progressed, || {
+            if self.is_revoked() {
+                return Some(false);
             }
-        };
+            self.told_everyone(generation).then_some(true)
+        });
         waiting_at_most(within, everyone_told)
             .await
             .unwrap_or(false)
@@ -331,15 +321,6 @@ impl ListChanges {
 
     /// Resolves once more than `count` listings were answered.
     pub(crate) async fn listed_more_than(&self, count: u64) {
-        loop {
-            let mut notified = std::pin::pin!(self.listed.notified());
-            // Registered before the count is read, so a listing between the
-            // read and the await still wakes this waiter.
-            notified.as_mut().enable();
-            if self.listings() > count {
-                return;
-            }
-            notified.await;
-        }
+        wait_for(&self.listed, || (self.listings() > count).then_some(())).await;
     }
 }
