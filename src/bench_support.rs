@@ -30,7 +30,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let context = RequestContext {
         headers: EnvelopeHeaders::default(),
         may_stream: false,
-        session: crate::state::SessionHandle::Absent,
+        session: crate::state::McpSessionHeader::Absent,
     };
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,

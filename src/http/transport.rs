@@ -60,7 +60,7 @@ use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, Shared};
-use crate::state::{McpSession, SessionHandle, StreamRefused};
+use crate::state::{McpSession, McpSessionHeader, StreamRefused};
 use crate::util::waiting_at_most;
 
 /// The one MCP endpoint.
@@ -171,9 +171,9 @@ async fn serve_checked(
     charge_connection(shared, connection, &lease)?;
     let mcp_session = find_mcp_session(&lease, headers.session_id)?;
     let session = match &mcp_session {
-        None => SessionHandle::Absent,
-        Some(Some(known)) => SessionHandle::Known(known),
-        Some(None) => SessionHandle::Unknown,
+        None => McpSessionHeader::Absent,
+        Some(Some(known)) => McpSessionHeader::Known(known),
+        Some(None) => McpSessionHeader::Unknown,
     };
     if parts.method == Method::GET {
         return open_legacy_stream(shared, &lease, headers.accepts, session);
@@ -255,16 +255,16 @@ fn open_legacy_stream(
     shared: &Shared,
     lease: &Lease,
     accepts: Accepts,
-    session: SessionHandle<'_>,
+    session: McpSessionHeader<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
     let get = lease.session.list_changes().offered();
     if !accepts.event_stream {
         return Err(Rejection::MethodNotAllowed { get });
     }
     let audience = match session {
-        SessionHandle::Absent => lease.session.list_changes().stateless(),
-        SessionHandle::Known(known) => known.audience(),
-        SessionHandle::Unknown => return Err(Rejection::UnknownSession),
+        McpSessionHeader::Absent => lease.session.list_changes().stateless(),
+        McpSessionHeader::Known(known) => known.audience(),
+        McpSessionHeader::Unknown => return Err(Rejection::UnknownSession),
     };
     match mcp::legacy_stream(lease, Arc::clone(audience)) {
         Ok(subscription) => Ok(notification_stream(shared, subscription)),
@@ -281,17 +281,17 @@ fn open_legacy_stream(
 /// sessions), it is 405 as for any other method.
 fn end_mcp_session(
     lease: &Lease,
-    session: SessionHandle<'_>,
+    session: McpSessionHeader<'_>,
     protocol_version: Header<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
     let modern = protocol_version.value().is_some_and(era::is_modern_version);
     match session {
-        SessionHandle::Known(known) if !modern => {
+        McpSessionHeader::Known(known) if !modern => {
             // Ended by a concurrent DELETE meanwhile: ended all the same.
             lease.session.end_mcp_session(known);
             Ok(empty(StatusCode::OK))
         }
-        SessionHandle::Unknown if !modern => Err(Rejection::UnknownSession),
+        McpSessionHeader::Unknown if !modern => Err(Rejection::UnknownSession),
         _ => Err(Rejection::MethodNotAllowed {
             get: lease.session.list_changes().offered(),
         }),

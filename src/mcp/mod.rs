@@ -51,7 +51,7 @@ use crate::jsonrpc::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, RawMembers, Request};
 use crate::protocol::{era, EnvelopeHeaders, Era};
 use crate::state::Lease;
-use crate::state::SessionHandle;
+use crate::state::McpSessionHeader;
 
 use lifecycle::{discover, initialize, set_log_level};
 use reply::{write_unknown_session, Framing, Handled, Respond, ResultKind};
@@ -68,7 +68,7 @@ pub(crate) struct RequestContext<'a> {
     /// `text/event-stream`), so a call with a progress token may stream.
     pub(crate) may_stream: bool,
     /// The MCP session its `Mcp-Session-Id` names, if it sent one.
-    pub(crate) session: SessionHandle<'a>,
+    pub(crate) session: McpSessionHeader<'a>,
 }
 
 /// Handles one POST body for the session behind `lease`.
@@ -79,7 +79,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
         }
         // Batches are legacy only: one that names an ended session runs
         // none of its members.
-        if let SessionHandle::Unknown = request.session {
+        if let McpSessionHeader::Unknown = request.session {
             return Reply::unknown_session();
         }
     }
@@ -173,7 +173,7 @@ async fn handle_message(
         // A notification or a response is not classified by era: one that
         // names an ended MCP session is refused like a request would be.
         Message::Notification { .. } | Message::Response
-            if matches!(context.session, SessionHandle::Unknown) =>
+            if matches!(context.session, McpSessionHeader::Unknown) =>
         {
             return write_unknown_session(out, None);
         }
@@ -199,7 +199,7 @@ async fn handle_message(
         // A legacy request naming an MCP session that is not open: 404,
         // except `initialize`, which mints a new one whatever it names.
         Ok(Era::Legacy(_))
-            if matches!(context.session, SessionHandle::Unknown)
+            if matches!(context.session, McpSessionHeader::Unknown)
                 && request.method != "initialize" =>
         {
             write_unknown_session(out, Some(&request.id))

@@ -78,7 +78,7 @@ impl fmt::Debug for McpSession {
 
 /// What a request's `Mcp-Session-Id` header named.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) enum SessionHandle<'a> {
+pub(crate) enum McpSessionHeader<'a> {
     /// No header: a stateless client (or a modern one), served as such.
     #[default]
     Absent,
@@ -90,7 +90,7 @@ pub(crate) enum SessionHandle<'a> {
     Unknown,
 }
 
-impl SessionHandle<'_> {
+impl McpSessionHeader<'_> {
     /// The version its MCP session negotiated, if it names one.
     pub(crate) fn version(self) -> Option<&'static str> {
         match self {

@@ -28,5 +28,5 @@ pub use shared::SessionId;
 
 pub(crate) use entry::FirstPoll;
 pub(crate) use list_changed::{Audience, StreamRefused, StreamSlot, COALESCE};
-pub(crate) use mcp_session::{McpSession, SessionHandle};
+pub(crate) use mcp_session::{McpSession, McpSessionHeader};
 pub(crate) use shared::{Lease, SessionState, Shared};

@@ -26,7 +26,7 @@ use crate::state::in_flight::{InFlightCalls, Registration};
 use crate::state::list_changed::ListChanges;
 use crate::state::mcp_session::{McpSession, McpSessions};
 use crate::state::output_schemas::OutputSchemas;
-use crate::surface::{CancelSignal, DynSurface, SessionLogLevel};
+use crate::surface::{AtomicLogLevel, CancelSignal, DynSurface};
 use crate::tool::Tool;
 use crate::util::Latch;
 
@@ -164,7 +164,7 @@ pub(crate) struct SessionState {
     /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier), when
     /// the surface logs (asked once at open: then `logging` is advertised
     /// and `logging/setLevel` served).
-    log_level: Option<SessionLogLevel>,
+    log_level: Option<AtomicLogLevel>,
     /// Its authenticated connections, at most `connections_per_session`.
     connections: Arc<SessionShare>,
     /// The MCP sessions (`Mcp-Session-Id`) its clients' `initialize`s
@@ -177,7 +177,7 @@ impl SessionState {
         Self {
             id,
             list_changes: Arc::new(ListChanges::new(surface.list_can_change())),
-            log_level: surface.may_log().then(SessionLogLevel::default),
+            log_level: surface.may_log().then(AtomicLogLevel::default),
             surface,
             calls_served: AtomicU64::new(0),
             in_flight: InFlightCalls::default(),
@@ -217,7 +217,7 @@ impl SessionState {
 
     /// The level `logging/setLevel` set; `None` when the surface never
     /// logs.
-    pub(crate) fn log_level(&self) -> Option<&SessionLogLevel> {
+    pub(crate) fn log_level(&self) -> Option<&AtomicLogLevel> {
         self.log_level.as_ref()
     }
 

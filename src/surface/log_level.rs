@@ -83,9 +83,9 @@ impl fmt::Display for LogLevel {
 /// Until a client sets it, every level is sent (MCP leaves the default to
 /// the server; the TypeScript SDK's server does the same).
 #[derive(Debug, Default)]
-pub(crate) struct SessionLogLevel(AtomicU8);
+pub(crate) struct AtomicLogLevel(AtomicU8);
 
-impl SessionLogLevel {
+impl AtomicLogLevel {
     pub(crate) fn get(&self) -> LogLevel {
         // Relaxed: the level is a lone value; a call racing a setLevel may
         // see either, as it may on any server.
@@ -119,7 +119,7 @@ mod tests {
     /// A session sends every level until a client sets one.
     #[test]
     fn session_level() {
-        let level = SessionLogLevel::default();
+        let level = AtomicLogLevel::default();
         assert_eq!(level.get(), LogLevel::Debug);
         for each in LogLevel::ALL {
             level.set(each);

@@ -25,5 +25,5 @@ pub use static_surface::{StaticSurface, ToolExecutor};
 pub use tool_surface::ToolSurface;
 
 pub(crate) use call_events::{CallEvents, Event};
-pub(crate) use log_level::{SessionLogLevel, LEVEL_NAMES};
+pub(crate) use log_level::{AtomicLogLevel, LEVEL_NAMES};
 pub(crate) use tool_surface::DynSurface;

@@ -163,7 +163,7 @@ async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Repl
     let context = RequestContext {
         headers,
         may_stream: false,
-        session: crate::state::SessionHandle::Absent,
+        session: crate::state::McpSessionHeader::Absent,
     };
     match dispatch(lease, &context, body).await {
         Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
@@ -379,7 +379,7 @@ async fn progress_without_a_stream_is_disabled() {
         let context = RequestContext {
             headers: legacy(None),
             may_stream,
-            session: crate::state::SessionHandle::Absent,
+            session: crate::state::McpSessionHeader::Absent,
         };
         let Reply::Complete { class, body } =
             dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
@@ -408,7 +408,7 @@ async fn progress_with_a_stream_streams() {
     let context = RequestContext {
         headers: legacy(None),
         may_stream: true,
-        session: crate::state::SessionHandle::Absent,
+        session: crate::state::McpSessionHeader::Absent,
     };
     let Reply::Stream(streamed) =
         dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await

@@ -15,7 +15,7 @@ async fn listen(lease: &Lease, notifications: Value) -> Reply {
     let context = RequestContext {
         headers: modern("subscriptions/listen", None),
         may_stream: true,
-        session: crate::state::SessionHandle::Absent,
+        session: crate::state::McpSessionHeader::Absent,
     };
     dispatch(lease, &context, body.to_string().as_bytes()).await
 }
