@@ -253,7 +253,7 @@ impl AcceptLoop {
         // Every connection holds a slot (see `conn/admission.rs`); when every
         // connection task has ended, so has the host.
         let admission = Arc::new(Admission::new(self.shared.config.max_connections));
-        let drain = Drain::new();
+        let drain = Drain::default();
         // Raised to close every connection at once (Stop::Now, or a drain
         // past its deadline).
         let (close_tx, close_rx) = watch::channel(false);

@@ -81,8 +81,9 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// A parsed bearer: where its session lives, and its secret.
-#[derive(Clone)]
+/// A parsed bearer: where its session lives, and its secret (whose
+/// `Debug` is redacted).
+#[derive(Clone, Debug)]
 pub(crate) struct Bearer {
     pub(crate) slot: u32,
     pub(crate) generation: u64,
@@ -146,16 +147,6 @@ impl Bearer {
             let _ = write!(text, "{byte:02x}");
         }
         text
-    }
-}
-
-impl fmt::Debug for Bearer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Bearer")
-            .field("slot", &self.slot)
-            .field("generation", &self.generation)
-            .field("secret", &self.secret)
-            .finish()
     }
 }
 

@@ -206,12 +206,9 @@ impl<T> RevocationSlab<T> {
         // Acquire: pairs with the Release store in `open`, so the secret and
         // payload written for this generation are visible.
         let before = slot.state.load(Ordering::Acquire);
-        let mut stored = [0u64; 4];
-        for (word, atomic) in stored.iter_mut().zip(&slot.secret) {
-            // Acquire: pairs with the Release stores in `open` (I5); also
-            // keeps the re-read of `state` below after these loads.
-            *word = atomic.load(Ordering::Acquire);
-        }
+        // Acquire: pairs with the Release stores in `open` (I5); also keeps
+        // the re-read of `state` below after these loads.
+        let stored = slot.secret.each_ref().map(|w| w.load(Ordering::Acquire));
         let after = slot.state.load(Ordering::Acquire);
         // Every part is combined in constant time (I4); `bool` only at the end.
         let admitted = before.ct_eq(&bearer.generation)
@@ -333,10 +330,7 @@ impl<T> RevocationSlab<T> {
     fn pop_free(&self) -> Option<u32> {
         // Acquire: pairs with the Release CAS in `push_free`.
         let mut head = self.free_head.load(Ordering::Acquire);
-        loop {
-            if head == NO_SLOT {
-                return None;
-            }
+        while head != NO_SLOT {
             let next = self.slot(head)?.next_free.load(Ordering::Relaxed);
             // A failure means a push moved the head; `head`'s own link cannot
             // change while it is on the stack, so just retry with the new head.
@@ -350,6 +344,7 @@ impl<T> RevocationSlab<T> {
                 Err(current) => head = current,
             }
         }
+        None
     }
 }
 

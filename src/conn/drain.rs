@@ -22,7 +22,7 @@ use hyper::service::HttpService;
 use tokio::sync::watch;
 
 /// The host's side: starts a drain and waits for its end.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Drain {
     draining: Arc<AtomicBool>,
     /// Sent once, to wake every connection; each holds a receiver, so
@@ -31,13 +31,6 @@ pub(crate) struct Drain {
 }
 
 impl Drain {
-    pub(crate) fn new() -> Self {
-        Self {
-            draining: Arc::new(AtomicBool::new(false)),
-            wake: watch::channel(()).0,
-        }
-    }
-
     /// Serves `connection` so that it shuts down gracefully once the drain
     /// starts.
     pub(crate) fn watch<C: Graceful>(

@@ -72,32 +72,20 @@ impl Activity {
         self.idle_since.store(nanos, Ordering::Relaxed);
     }
 
-    /// Since when the connection has been idle; `None` while in service.
-    fn idle_since(&self) -> Option<Instant> {
-        match self.idle_since.load(Ordering::Relaxed) {
-            IN_SERVICE => None,
-            nanos => Some(self.opened + Duration::from_nanos(nanos)),
-        }
-    }
-
     /// Resolves once the connection has gone `timeout` without a request in
     /// service (see the module doc). While a request is in service it wakes
     /// once per timeout, so a tiny timeout on a long stream wakes often.
     pub(crate) async fn timed_out(&self, timeout: Duration) {
-        let mut deadline = after(self.opened, timeout);
-        loop {
-            tokio::time::sleep_until(deadline).await;
-            if let Some(later) = self.wait_until(timeout) {
-                deadline = later;
-                continue;
-            }
-            // A head that arrived just in time may not have been read yet:
-            // tokio runs a yielding task only after it has polled for I/O,
-            // so the connection's task gets its turn to begin the request.
-            tokio::task::yield_now().await;
-            match self.wait_until(timeout) {
-                Some(later) => deadline = later,
-                None => return,
+        let mut deadline = Some(after(self.opened, timeout));
+        while let Some(at) = deadline {
+            tokio::time::sleep_until(at).await;
+            deadline = self.wait_until(timeout);
+            if deadline.is_none() {
+                // A head that arrived just in time may not have been read yet:
+                // tokio runs a yielding task only after it has polled for I/O,
+                // so the connection's task gets its turn to begin the request.
+                tokio::task::yield_now().await;
+                deadline = self.wait_until(timeout);
             }
         }
     }
@@ -106,10 +94,11 @@ impl Activity {
     /// has already been `timeout` without a request in service.
     fn wait_until(&self, timeout: Duration) -> Option<Instant> {
         let now = Instant::now();
-        match self.idle_since() {
+        match self.idle_since.load(Ordering::Relaxed) {
             // A whole timeout after the request finishes, later than now.
-            None => Some(after(now, timeout)),
-            Some(since) => Some(after(since, timeout)).filter(|&deadline| deadline > now),
+            IN_SERVICE => Some(after(now, timeout)),
+            nanos => Some(after(self.opened + Duration::from_nanos(nanos), timeout))
+                .filter(|&deadline| deadline > now),
         }
     }
 }

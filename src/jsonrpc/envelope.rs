@@ -167,11 +167,8 @@ pub(crate) fn read<'a>(body: &'a [u8], params: &mut RawMembers<'a>) -> Option<En
             "id" => envelope.id = Some(scan.value(1)?),
             "jsonrpc" => envelope.jsonrpc = Some(scan.value(1)?),
             "method" => envelope.method = Some(scan.value(1)?),
-            "result" | "error" => {
-                envelope.answers = true;
-                scan.value(1)?;
-            }
             _ => {
+                envelope.answers |= matches!(key, "result" | "error");
                 scan.value(1)?;
             }
         }
@@ -339,9 +336,6 @@ impl<'a> Scanner<'a> {
     /// A member's key and colon, inside a container being skipped.
     #[inline(always)]
     fn key(&mut self) -> Option<()> {
-        if self.peek()? != b'"' {
-            return None;
-        }
         self.string()?;
         self.colon()
     }

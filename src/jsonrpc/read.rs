@@ -72,16 +72,6 @@ enum ParamsMember<'a> {
     Other,
 }
 
-impl From<Value> for ParamsMember<'_> {
-    fn from(value: Value) -> Self {
-        match value {
-            Value::Object(params) => Self::Object(Params::Owned(params)),
-            Value::Array(_) => Self::Array,
-            _ => Self::Other,
-        }
-    }
-}
-
 /// Classifies one parsed JSON value by its members (JSON-RPC 2.0 §4, §5).
 pub(crate) fn classify(value: Value) -> Message<'static> {
     let Value::Object(mut object) = value else {
@@ -95,7 +85,11 @@ pub(crate) fn classify(value: Value) -> Message<'static> {
         id: take(&mut object, "id"),
         version_2_0: object.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
         method,
-        params: take(&mut object, "params").map(ParamsMember::from),
+        params: take(&mut object, "params").map(|params| match params {
+            Value::Object(params) => ParamsMember::Object(Params::Owned(params)),
+            Value::Array(_) => ParamsMember::Array,
+            _ => ParamsMember::Other,
+        }),
         answers: object.contains_key("result") || object.contains_key("error"),
     })
 }
@@ -107,10 +101,7 @@ fn classify_envelope<'a>(
     envelope: Envelope<'a>,
     members: &'a RawMembers<'a>,
 ) -> Option<Message<'a>> {
-    let id = match envelope.id {
-        Some(raw) => Some(serde_json::from_str(raw).ok()?),
-        None => None,
-    };
+    let id: Option<Value> = envelope.id.map(serde_json::from_str).transpose().ok()?;
     let method = envelope.method.map(|raw| raw_string(raw).ok_or(NotAString));
     let params = envelope.params.map(|params| match params {
         RawParams::Object => ParamsMember::Object(Params::Raw(members)),

@@ -148,7 +148,7 @@ async fn check<'a>(
     let call = check_shape(params, era)?;
     match era {
         Era::Legacy(_) => {
-            let visible = CatchUnwind::new(lease.session.surface().is_visible(&call.name))
+            let visible = CatchUnwind(lease.session.surface().is_visible(&call.name))
                 .await
                 .map_err(|_| surface_panicked())?;
             if !visible {
@@ -236,7 +236,7 @@ async fn check_param_headers(
     call: &CheckedCall<'_>,
     headers: ParamHeaders<'_>,
 ) -> Result<(), Refusal> {
-    let tools = CatchUnwind::new(lease.session.surface().list_tools())
+    let tools = CatchUnwind(lease.session.surface().list_tools())
         .await
         .map_err(|_| surface_panicked())?;
     let Some(tool) = tools.iter().find(|tool| tool.name() == call.name) else {
@@ -351,10 +351,7 @@ async fn invoke(
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.
     let ended = {
-        let invocation = FirstPoll::new(
-            CatchUnwind::new(session.surface().call_with(context)),
-            entry,
-        );
+        let invocation = FirstPoll::new(CatchUnwind(session.surface().call_with(context)), entry);
         let limit = lease.shared.config.call_timeout;
         until_done(pin!(invocation), &signal, limit, name).await
     };

@@ -24,7 +24,7 @@ pub(super) async fn list_tools(
             &ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"),
         );
     }
-    let Ok(tools) = CatchUnwind::new(lease.session.surface().list_tools()).await else {
+    let Ok(tools) = CatchUnwind(lease.session.surface().list_tools()).await else {
         return respond.error(out, &surface_panicked());
     };
     lease.session.listed(&tools, respond.era);

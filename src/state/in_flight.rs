@@ -25,10 +25,8 @@ impl InFlightCalls {
     /// Cancels the call with this request id, if one is in flight. Ids
     /// compare exactly: `"1"` and `1` are different requests.
     pub(crate) fn cancel(&self, id: &Value) {
-        for (call_id, signal) in self.lock().iter() {
-            if call_id == id {
-                signal.cancel();
-            }
+        for (_, signal) in self.lock().iter().filter(|(call_id, _)| call_id == id) {
+            signal.cancel();
         }
     }
 
@@ -42,6 +40,24 @@ impl InFlightCalls {
     /// Resolves once no call is in flight.
     pub(crate) async fn drained(&self) {
         wait_for(&self.drained, || self.lock().is_empty().then_some(())).await;
+    }
+
+    /// Registers a call with request id `id` in this list, and in
+    /// `running`, the host's count.
+    pub(crate) fn register<'a>(
+        &'a self,
+        running: &'a AtomicUsize,
+        id: Value,
+        signal: CancelSignal,
+    ) -> Registration<'a> {
+        self.lock().push((id, signal.clone()));
+        running.fetch_add(1, Ordering::Relaxed);
+        Registration {
+            calls: self,
+            running,
+            signal,
+            finished: false,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<(Value, CancelSignal)>> {
@@ -61,26 +77,6 @@ pub(crate) struct Registration<'a> {
     running: &'a AtomicUsize,
     signal: CancelSignal,
     finished: bool,
-}
-
-impl InFlightCalls {
-    /// Registers a call with request id `id` in this list, and in
-    /// `running`, the host's count.
-    pub(crate) fn register<'a>(
-        &'a self,
-        running: &'a AtomicUsize,
-        id: Value,
-        signal: CancelSignal,
-    ) -> Registration<'a> {
-        self.lock().push((id, signal.clone()));
-        running.fetch_add(1, Ordering::Relaxed);
-        Registration {
-            calls: self,
-            running,
-            signal,
-            finished: false,
-        }
-    }
 }
 
 impl Registration<'_> {

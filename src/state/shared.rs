@@ -33,6 +33,12 @@ use crate::util::Latch;
 /// State shared by the accept loop, every connection, every request and
 /// every session guard. Sessions keep it alive, so a guard outliving its
 /// host still revokes cleanly.
+///
+/// Unlike [`SessionState`], its fields are open to the crate: the config,
+/// the server's rendered info and the allowed names are fixed at bind and
+/// only read; what changes (the slab, the count of running calls, the
+/// streams' end) changes only through the methods of the type each field
+/// holds.
 pub(crate) struct Shared {
     /// Every open session's bearer, and its state.
     pub(crate) slab: RevocationSlab<SessionState>,

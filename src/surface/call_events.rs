@@ -135,11 +135,9 @@ impl CallEvents {
         if let Some(message) = self.take_log(&mut inner) {
             return Some(Event::Log(message));
         }
-        if progress_due {
-            if let Some(report) = inner.progress.take() {
-                drop(inner);
-                return Some(Event::Progress(self.progress_message(&report)));
-            }
+        if let Some(report) = inner.progress.take_if(|_| progress_due) {
+            drop(inner);
+            return Some(Event::Progress(self.progress_message(&report)));
         }
         if !inner.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
             inner.waker = Some(waker.clone());
@@ -153,15 +151,31 @@ impl CallEvents {
         let mut inner = self.lock();
         inner.closed = true;
         inner.waker = None;
-        let mut pending = Vec::new();
-        while let Some(message) = self.take_log(&mut inner) {
-            pending.push(message);
-        }
+        let mut pending: Vec<_> = std::iter::from_fn(|| self.take_log(&mut inner)).collect();
         if let Some(report) = inner.progress.take() {
             drop(inner);
             pending.push(self.progress_message(&report));
         }
         pending
+    }
+
+    /// The oldest queued log message; once the queue has drained after
+    /// drops, the message that says how many were lost, at the call's
+    /// threshold if that is above `warning`, so a client that asked only
+    /// for errors still hears of it.
+    fn take_log(&self, inner: &mut Inner) -> Option<Vec<u8>> {
+        if let Some(message) = inner.logs.pop_front() {
+            inner.log_bytes -= message.len();
+            return Some(message);
+        }
+        let dropped = std::mem::take(&mut inner.logs_dropped);
+        (dropped > 0).then(|| {
+            let data = Value::from(format!(
+                "{dropped} log messages were dropped: more than {MAX_PENDING_LOGS} messages or {MAX_PENDING_LOG_BYTES} bytes were waiting to be sent"
+            ));
+            let level = self.log_threshold.map_or(LogLevel::Warning, |t| t.max(LogLevel::Warning));
+            log_message(level, Some(HOST_LOGGER), &data)
+        })
     }
 
     /// The `notifications/progress` message that carries `report`.
@@ -193,27 +207,6 @@ fn wake(mut inner: MutexGuard<'_, Inner>) {
     drop(inner);
     if let Some(waker) = waker {
         waker.wake();
-    }
-}
-
-impl CallEvents {
-    /// The oldest queued log message; once the queue has drained after
-    /// drops, the message that says how many were lost, at the call's
-    /// threshold if that is above `warning`, so a client that asked only
-    /// for errors still hears of it.
-    fn take_log(&self, inner: &mut Inner) -> Option<Vec<u8>> {
-        if let Some(message) = inner.logs.pop_front() {
-            inner.log_bytes -= message.len();
-            return Some(message);
-        }
-        let dropped = std::mem::take(&mut inner.logs_dropped);
-        (dropped > 0).then(|| {
-            let data = Value::from(format!(
-                "{dropped} log messages were dropped: more than {MAX_PENDING_LOGS} messages or {MAX_PENDING_LOG_BYTES} bytes were waiting to be sent"
-            ));
-            let level = self.log_threshold.map_or(LogLevel::Warning, |t| t.max(LogLevel::Warning));
-            log_message(level, Some(HOST_LOGGER), &data)
-        })
     }
 }
 

@@ -17,34 +17,20 @@ pub(crate) fn encode_into(out: &mut Vec<u8>, data: &[u8]) {
     let mut chunks = data.chunks_exact(3);
     for chunk in &mut chunks {
         let n = u32::from(chunk[0]) << 16 | u32::from(chunk[1]) << 8 | u32::from(chunk[2]);
-        out.extend_from_slice(&[
-            ALPHABET[(n >> 18) as usize & 63],
-            ALPHABET[(n >> 12) as usize & 63],
-            ALPHABET[(n >> 6) as usize & 63],
-            ALPHABET[n as usize & 63],
-        ]);
+        out.extend_from_slice(&quad(n));
     }
-    match *chunks.remainder() {
-        [a] => {
-            let n = u32::from(a) << 16;
-            out.extend_from_slice(&[
-                ALPHABET[(n >> 18) as usize & 63],
-                ALPHABET[(n >> 12) as usize & 63],
-                b'=',
-                b'=',
-            ]);
-        }
-        [a, b] => {
-            let n = u32::from(a) << 16 | u32::from(b) << 8;
-            out.extend_from_slice(&[
-                ALPHABET[(n >> 18) as usize & 63],
-                ALPHABET[(n >> 12) as usize & 63],
-                ALPHABET[(n >> 6) as usize & 63],
-                b'=',
-            ]);
-        }
-        _ => {}
+    // One or two bytes left: two or three characters, then padding.
+    if let [a, rest @ ..] = chunks.remainder() {
+        let b = rest.first().map_or(0, |&b| u32::from(b));
+        let mut last = quad(u32::from(*a) << 16 | b << 8);
+        last[2 + rest.len()..].fill(b'=');
+        out.extend_from_slice(&last);
     }
+}
+
+/// The four characters that encode the 24 bits of `n`.
+fn quad(n: u32) -> [u8; 4] {
+    [18u32, 12, 6, 0].map(|shift| ALPHABET[(n >> shift) as usize & 63])
 }
 
 /// Decodes `text`, or `None` if it is not canonical, padded base64.

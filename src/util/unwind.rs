@@ -8,20 +8,12 @@ use std::task::{Context, Poll};
 
 use crate::util::future::BoxFuture;
 
-/// A future that resolves to `Err(Panicked)` if polling `inner` panics.
-pub(crate) struct CatchUnwind<'a, T> {
-    inner: BoxFuture<'a, T>,
-}
+/// A future that resolves to `Err(Panicked)` if polling the wrapped future panics.
+pub(crate) struct CatchUnwind<'a, T>(pub(crate) BoxFuture<'a, T>);
 
 /// The surface panicked while this request was running.
 #[derive(Debug)]
 pub(crate) struct Panicked;
-
-impl<'a, T> CatchUnwind<'a, T> {
-    pub(crate) fn new(inner: BoxFuture<'a, T>) -> Self {
-        Self { inner }
-    }
-}
 
 impl<T> Future for CatchUnwind<'_, T> {
     type Output = Result<T, Panicked>;
@@ -32,7 +24,7 @@ impl<T> Future for CatchUnwind<'_, T> {
         // broken invariant of *ours* can be observed. State the surface
         // shares with other requests is the surface's concern, as with any
         // panic in a Tokio task.
-        match catch_unwind(AssertUnwindSafe(|| self.inner.as_mut().poll(cx))) {
+        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
             Ok(Poll::Pending) => Poll::Pending,
             Err(_payload) => Poll::Ready(Err(Panicked)),
@@ -48,8 +40,8 @@ mod tests {
     #[tokio::test]
     async fn panics_become_errors() {
         let ok: BoxFuture<'_, u8> = Box::pin(async { 7 });
-        assert_eq!(CatchUnwind::new(ok).await.unwrap(), 7);
+        assert_eq!(CatchUnwind(ok).await.unwrap(), 7);
         let boom: BoxFuture<'_, u8> = Box::pin(async { panic!("tool exploded") });
-        assert!(CatchUnwind::new(boom).await.is_err());
+        assert!(CatchUnwind(boom).await.is_err());
     }
 }
