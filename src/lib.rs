@@ -58,8 +58,10 @@
 //!   caller's side: [`ToolSession`], [`McpServers`](agent::McpServers),
 //!   each agent's config and [`Runner`](agent::Runner).
 //! - `state/`: what the host and its sessions hold — the shared limits and
-//!   slab, each session's state, calls in flight, list changes
-//!   ([`ListChangedNotifier`]), listings, MCP sessions.
+//!   slab, each session's state (behind methods), calls in flight, list
+//!   changes (one owner: the signal, [`ListChangedNotifier`], the streams
+//!   that deliver it, the count of listings, the hold on a result), the
+//!   output schemas a listing declared, MCP sessions.
 //! - `surface/`: what user code implements and is handed: [`ToolSurface`],
 //!   [`StaticSurface`], [`ToolCall`], [`Reporter`](call::Reporter).
 //! - `tool/`: [`Tool`], [`ToolOutcome`], [`ContentBlock`](content::ContentBlock).
@@ -67,10 +69,12 @@
 //!   `x-mcp-header` bindings, the server's info.
 //! - `config.rs`: [`ToolHostConfig`], every limit and its validation.
 //! - `auth/`: the bearer format and the lock-free revocation slab.
-//! - `jsonrpc/`: JSON-RPC envelopes, reading a body, writing JSON.
+//! - `jsonrpc/`: JSON-RPC envelopes, reading a body, writing JSON (one
+//!   small writer owns the punctuation of every object and array).
 //! - `conn/`: a connection's supervision: admission, the peer's user, the
 //!   header read timeout, write stalls, graceful shutdown.
-//! - `util/`: futures, panic containment, base64.
+//! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, panic
+//!   containment, base64.
 //! - `error.rs`: the one public [`Error`].
 //! - `bench_support.rs` (hidden, `bench-internals` feature): what the
 //!   crate's benches and fuzz targets reach without a socket. Not API.
@@ -91,19 +95,17 @@
 //! socket flags `conn/peer_user.rs` knows, which
 //! [`ToolHost::checks_peer_user`] reports), a connection that another
 //! local user opened is refused, so a bearer leaked to them is useless.
-//! What one
-//! connection can make
-//! the host hold is bounded by the config (see [`ToolHostConfig`]'s
-//! "Memory"). Bearers never appear in the `Debug` of the crate's own
-//! types (the guard, the entries' headers, [`BearerEnv`](agent::BearerEnv)), in errors or in
-//! logs (the crate logs nothing) — but the JSON values the entries hand
-//! out for an agent carry the bearer, and a `serde_json::Value`'s `Debug`
-//! prints it; they reach disk only
-//! in a config file you ask for ([`ToolSession::write_mcp_config`]: mode
-//! 0600 on Unix, removed with the guard). What it cannot defend
-//! against: a process that can read the caller's memory, or the agent it
-//! handed the bearer to, while the session is open. See README.md for the
-//! full model.
+//! What one connection can make the host hold is bounded by the config
+//! (see [`ToolHostConfig`]'s "Memory"). Bearers never appear in the
+//! `Debug` of the crate's own types (the guard, the entries' headers,
+//! [`BearerEnv`](agent::BearerEnv)), in errors or in logs (the crate logs
+//! nothing) — but the JSON values the entries hand out for an agent carry
+//! the bearer, and a `serde_json::Value`'s `Debug` prints it; they reach
+//! disk only in a config file you ask for
+//! ([`ToolSession::write_mcp_config`]: mode 0600 on Unix, removed with the
+//! guard). What it cannot defend against: a process that can read the
+//! caller's memory, or the agent it handed the bearer to, while the session
+//! is open. See README.md for the full model.
 // No `unsafe` but the two calls that open a netlink socket, in
 // `conn/peer_user.rs` (its module doc says why).
 #![deny(unsafe_code)]
