@@ -1,7 +1,7 @@
 //! Tools the crate writes itself rather than take a dependency for: a boxed
-//! future type, a two-way select and a bounded wait (`future.rs`, so that
-//! neither `futures` nor tokio's `macros` enters the tree), a flag that
-//! wakes its waiters once raised (`latch.rs`), panic
+//! future type, a two-way select, a bounded wait and a wait on a `Notify`
+//! (`future.rs`, so that neither `futures` nor tokio's `macros` enters the
+//! tree), a flag that wakes its waiters once raised (`latch.rs`), panic
 //! containment for user futures (`unwind.rs`), and standard base64
 //! (`base64.rs`). Imports nothing from the crate.
 //!
