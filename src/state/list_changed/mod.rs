@@ -6,13 +6,14 @@
 //! counter that every signal bumps, and the wake-up its notification
 //! streams wait on (`audience.rs` holds what a stream owns, `notifier.rs`
 //! the public handle that signals; the SSE body that writes the notices is
-//! `http/notification_stream.rs`). Every
-//! stream belongs to an [`Audience`]: the streams one client reads, which
-//! share one record of the newest generation announced to that client, so
-//! each change reaches each audience once, on one of its streams. A legacy
-//! client's `GET /mcp` streams are one audience per MCP session
-//! (`Mcp-Session-Id`), plus one for the streams opened without an id; each
-//! 2026-07-28 subscription is an audience of its own.
+//! `http/notification_stream.rs`).
+//!
+//! Every stream belongs to an [`Audience`]: the streams one client reads,
+//! which share one record of the newest generation announced to that
+//! client, so each change reaches each audience once, on one of its
+//! streams. A legacy client's `GET /mcp` streams are one audience per MCP
+//! session (`Mcp-Session-Id`), plus one for the streams opened without an
+//! id; each 2026-07-28 subscription is an audience of its own.
 //!
 //! **Announced at once.** A stream that sees a change after a quiet period
 //! announces it on its next poll; changes that follow within [`COALESCE`]
