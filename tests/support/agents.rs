@@ -16,20 +16,18 @@
 //! test harness's capture) that it was skipped, and why, and returns.
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 
 use super::mcp_proxy::McpProxy;
 use super::processes::{client_dir, ensure_installed, example_path};
 use super::scripted_model::ScriptedModel;
+use super::stubs::ProxySink;
 
 /// The pinned packages, one per agent (`tests/acp-agent/package.json`).
 const PACKAGES: [&str; 4] = [
@@ -331,61 +329,6 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// An HTTP proxy that refuses everything (403) and records each request
-/// line (`CONNECT host:443 HTTP/1.1`, or an absolute-form `GET`).
-pub struct ProxySink {
-    addr: SocketAddr,
-    attempts: Arc<Mutex<Vec<String>>>,
-}
-
-impl ProxySink {
-    pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let attempts = Arc::new(Mutex::new(Vec::new()));
-        let record = Arc::clone(&attempts);
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let record = Arc::clone(&record);
-                tokio::spawn(async move {
-                    let mut stream = BufReader::new(stream);
-                    let mut line = String::new();
-                    let _ = stream.read_line(&mut line).await;
-                    record.lock().unwrap().push(line.trim_end().to_owned());
-                    let refusal =
-                        "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-                    let _ = stream.get_mut().write_all(refusal.as_bytes()).await;
-                });
-            }
-        });
-        Self { addr, attempts }
-    }
-
-    /// The proxy variables, in both cases, and `NO_PROXY` for loopback.
-    pub fn env(&self) -> Vec<(&'static str, String)> {
-        let url = format!("http://{}", self.addr);
-        let mut env: Vec<(&'static str, String)> = [
-            "HTTP_PROXY",
-            "HTTPS_PROXY",
-            "ALL_PROXY",
-            "http_proxy",
-            "https_proxy",
-            "all_proxy",
-        ]
-        .into_iter()
-        .map(|name| (name, url.clone()))
-        .collect();
-        for name in ["NO_PROXY", "no_proxy"] {
-            env.push((name, "127.0.0.1,localhost,::1".to_owned()));
-        }
-        env
-    }
-
-    pub fn attempts(&self) -> Vec<String> {
-        self.attempts.lock().unwrap().clone()
     }
 }
 

@@ -12,6 +12,7 @@ mod http;
 pub mod mcp_proxy;
 pub mod processes;
 pub mod scripted_model;
+pub mod stubs;
 mod surface;
 
 use std::future::Future;

@@ -43,6 +43,11 @@
 //! without it the test says so and passes, unless `EMBACLE_NO_SKIP=1`.
 #![cfg(unix)]
 
+// The model endpoint's request reader and the refusing proxy, shared with
+// the main crate's agent tests.
+#[path = "../../support/stubs.rs"]
+mod stubs;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -57,9 +62,11 @@ use embacle_tool_host::{
     ListChangedNotifier, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSurface,
 };
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
+
+use stubs::{read_post, ProxySink};
 
 /// The server name: Copilot offers our tools as `loop-echo`, ….
 const SERVER: &str = "loop";
@@ -113,7 +120,7 @@ fn main() {
         .unwrap();
     let outcome = runtime.block_on(async {
         let model = ScriptedModel::start(model_listener);
-        let sink = ProxySink::start(sink_listener);
+        let sink = ProxySink::start_on(sink_listener);
         let result =
             tokio::time::timeout(Duration::from_secs(600), run(&copilot, &dirs, &model)).await;
         let escapes = sink.attempts();
@@ -773,81 +780,5 @@ fn text_of(content: &Value) -> String {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),
-    }
-}
-
-/// One POST with a `Content-Length` body: its path and JSON body.
-async fn read_post(stream: &mut TcpStream) -> Result<(String, Value), String> {
-    let mut buffer = Vec::new();
-    let head_end = loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        let mut chunk = [0u8; 8192];
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Err("closed mid-head".into()),
-            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
-    let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
-    if !head.starts_with("post ") {
-        return Err(format!("not a POST: {path}"));
-    }
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or("no Content-Length")?;
-    let mut body = buffer[head_end + 4..].to_vec();
-    while body.len() < length {
-        let mut chunk = [0u8; 65536];
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Err("closed mid-body".into()),
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-        }
-    }
-    serde_json::from_slice(&body[..length])
-        .map(|b| (path, b))
-        .map_err(|e| e.to_string())
-}
-
-// ---------------------------------------------------------------------------
-// The proxy sink: refuses everything, records each request line.
-// ---------------------------------------------------------------------------
-
-struct ProxySink {
-    attempts: Arc<Mutex<Vec<String>>>,
-}
-
-impl ProxySink {
-    fn start(listener: std::net::TcpListener) -> Self {
-        listener.set_nonblocking(true).unwrap();
-        let listener = TcpListener::from_std(listener).unwrap();
-        let attempts: Arc<Mutex<Vec<String>>> = Arc::default();
-        let record = Arc::clone(&attempts);
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let record = Arc::clone(&record);
-                tokio::spawn(async move {
-                    let mut first = vec![0u8; 1024];
-                    let n = stream.read(&mut first).await.unwrap_or(0);
-                    let line = String::from_utf8_lossy(&first[..n])
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .to_owned();
-                    record.lock().unwrap().push(line);
-                    let _ = stream
-                        .write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                        .await;
-                });
-            }
-        });
-        Self { attempts }
-    }
-
-    fn attempts(&self) -> Vec<String> {
-        self.attempts.lock().unwrap().clone()
     }
 }

@@ -35,8 +35,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
+
+use super::stubs::read_post;
 
 /// What the model does for a prompt that contains `trigger`: call each
 /// `(tool, arguments)` of `calls` in turn.
@@ -285,7 +287,7 @@ pub(crate) fn sse(events: &[(&str, Value)], named: bool) -> String {
 }
 
 async fn serve(api: Api, mut stream: TcpStream, seen: &Seen, script: &Script) {
-    let answer = match read_request(&mut stream).await {
+    let answer = match read_post(&mut stream).await {
         Ok((path, body)) => {
             let steps = &script.steps[..];
             let answer = match api {
@@ -313,47 +315,4 @@ async fn serve(api: Api, mut stream: TcpStream, seen: &Seen, script: &Script) {
     let _ = stream.write_all(head.as_bytes()).await;
     let _ = stream.write_all(answer.body.as_bytes()).await;
     let _ = stream.shutdown().await;
-}
-
-/// Reads one POST; its path (with any query) and JSON body, or why it is
-/// not one this endpoint serves.
-async fn read_request(stream: &mut TcpStream) -> Result<(String, Value), String> {
-    let mut buffer = Vec::new();
-    let head_end = loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        let mut chunk = [0u8; 8192];
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Err("the connection closed mid-head".into()),
-            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
-    let request_line = head.lines().next().unwrap_or("").to_owned();
-    let mut parts = request_line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    if method != "POST" {
-        return Err(format!("not a POST: {request_line}"));
-    }
-    let lower = head.to_ascii_lowercase();
-    if lower.contains("\r\ncontent-encoding:") {
-        return Err("a compressed request body".into());
-    }
-    let length: usize = lower
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|value| value.trim().parse().ok())
-        .ok_or("the request has no Content-Length")?;
-    let mut body = buffer[head_end + 4..].to_vec();
-    while body.len() < length {
-        let mut chunk = [0u8; 65536];
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Err("the connection closed mid-body".into()),
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let body = serde_json::from_slice(&body[..length])
-        .map_err(|e| format!("the body is not JSON: {e}"))?;
-    Ok((path.to_owned(), body))
 }
