@@ -279,28 +279,42 @@ impl ToolHostConfig {
 
     /// Every size, count and duration: positive, and within its range.
     fn validate_limits(&self) -> Result<(), Error> {
+        // The field, and what else its message says.
         let zero = [
-            (self.max_body_bytes == 0, "max_body_bytes"),
-            (self.max_sessions == 0, "max_sessions"),
-            (self.max_batch_len == 0, "max_batch_len"),
-            (self.max_streams_per_session == 0, "max_streams_per_session"),
+            (self.max_body_bytes == 0, "max_body_bytes", ""),
+            (self.max_sessions == 0, "max_sessions", ""),
+            (self.max_batch_len == 0, "max_batch_len", ""),
+            (
+                self.max_streams_per_session == 0,
+                "max_streams_per_session",
+                "",
+            ),
             (
                 self.max_mcp_sessions_per_session == 0,
                 "max_mcp_sessions_per_session",
+                "",
             ),
-            (self.max_parsed_bytes == 0, "max_parsed_bytes"),
-            (self.header_read_timeout.is_zero(), "header_read_timeout"),
-            (self.body_read_timeout.is_zero(), "body_read_timeout"),
-            (self.call_timeout == Some(Duration::ZERO), "call_timeout"),
-            (self.sse_keep_alive.is_zero(), "sse_keep_alive"),
-            (self.write_stall_timeout.is_zero(), "write_stall_timeout"),
+            (self.max_parsed_bytes == 0, "max_parsed_bytes", ""),
+            (
+                self.header_read_timeout.is_zero(),
+                "header_read_timeout",
+                "",
+            ),
+            (self.body_read_timeout.is_zero(), "body_read_timeout", ""),
+            (
+                self.call_timeout == Some(Duration::ZERO),
+                "call_timeout",
+                " (or None for no limit)",
+            ),
+            (self.sse_keep_alive.is_zero(), "sse_keep_alive", ""),
+            (
+                self.write_stall_timeout.is_zero(),
+                "write_stall_timeout",
+                "",
+            ),
         ];
-        if let Some((_, field)) = zero.into_iter().find(|(zero, _)| *zero) {
-            let or_none = match field {
-                "call_timeout" => " (or None for no limit)",
-                _ => "",
-            };
-            let why = format!("{field} must be positive{or_none}");
+        if let Some((_, field, also)) = zero.into_iter().find(|(zero, ..)| *zero) {
+            let why = format!("{field} must be positive{also}");
             return Err(Error::invalid_config(why));
         }
         self.validate_ranges()

@@ -210,6 +210,30 @@ async fn invalid_configs() {
     }
 }
 
+/// A zero limit's error says the field must be positive; a zero
+/// `call_timeout`'s also says that `None` lifts the limit.
+#[tokio::test]
+async fn a_zero_limit_says_what_to_do() {
+    let zero_sessions = ToolHostConfig {
+        max_sessions: 0,
+        ..ToolHostConfig::default()
+    };
+    let zero_timeout = ToolHostConfig {
+        call_timeout: Some(Duration::ZERO),
+        ..ToolHostConfig::default()
+    };
+    for (config, says) in [
+        (zero_sessions, "max_sessions must be positive"),
+        (
+            zero_timeout,
+            "call_timeout must be positive (or None for no limit)",
+        ),
+    ] {
+        let err = within(ToolHost::bind(config)).await.unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+    }
+}
+
 /// A `max_connections` that the process's open-file limit cannot hold is
 /// refused at bind, with the figures: past it, `accept` fails and the
 /// agent's connections wait behind a flood's.
