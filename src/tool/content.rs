@@ -111,8 +111,13 @@ impl ContentBlock {
 
     /// Appends the block as JSON, in the shape `era` defines.
     pub(crate) fn write(&self, out: &mut Vec<u8>, era: Era) {
+        // A text block (what nearly every result carries, and what a link
+        // falls back to) opens with its type already rendered.
         let mut block = match &self.kind {
-            BlockKind::Text(_) => JsonWriter::object_starting(out, r#""type":"text""#),
+            BlockKind::Text(_) => JsonWriter::object_starting(out, TEXT_TYPE),
+            BlockKind::ResourceLink(_) if !era.has_resource_links() => {
+                JsonWriter::object_starting(out, TEXT_TYPE)
+            }
             _ => JsonWriter::object(out),
         };
         match &self.kind {
@@ -127,9 +132,7 @@ impl ContentBlock {
             }
             BlockKind::ResourceLink(link) if era.has_resource_links() => link.write(&mut block),
             BlockKind::ResourceLink(link) => {
-                block
-                    .raw("type", b"\"text\"")
-                    .str("text", &link.fallback_text());
+                block.str("text", &link.fallback_text());
             }
             BlockKind::Resource(resource) => resource.write(&mut block),
         }
@@ -146,6 +149,9 @@ fn write_media(block: &mut JsonWriter<'_>, kind: &str, data: &[u8], mime_type: &
     write_base64(block.name("data"), data);
     block.str("mimeType", mime_type);
 }
+
+/// The first member of a text block.
+const TEXT_TYPE: &str = r#""type":"text""#;
 
 /// `data` as a JSON string of its standard base64.
 fn write_base64(out: &mut Vec<u8>, data: &[u8]) {
