@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT]... [--permission allow|deny]
 //!     [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME]
-//!     [--ping-after-exit] [--sessions N] -- AGENT_COMMAND [ARGS...]
+//!     [--ping-after-exit] [--sessions N] [--agent-takes-http NAME] -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
 //!
@@ -62,7 +62,10 @@
 //!
 //! 1. `initialize`, then a check of the agent's capabilities: an agent that
 //!    cannot take an `http` MCP server gets a clear message, not an entry
-//!    it would drop (`McpServers::for_acp_agent`).
+//!    it would drop (`McpServers::for_acp_agent`). With
+//!    `--agent-takes-http NAME`, an agent whose `agentInfo.name` is `NAME`
+//!    is served though it does not declare `http`
+//!    (`McpServers::for_acp_agent_taking_http`): Mistral Vibe's way.
 //! 2. `session/new` with the current directory as `cwd` and the session's
 //!    `mcpServers`. With `--config-file copilot-cli`, the server goes in a
 //!    config file instead (`ToolSession::write_mcp_config`, in a directory
@@ -110,10 +113,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use embacle_tool_host::agent::Runner;
+use embacle_tool_host::agent::{McpServers, Runner};
 use embacle_tool_host::content::ToolAnnotations;
 use embacle_tool_host::{
-    ListChangedNotifier, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSession, ToolSurface,
+    Error, ListChangedNotifier, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSession,
+    ToolSurface,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -150,7 +154,7 @@ async fn main() {
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT]... [--permission allow|deny] \
 [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME] [--ping-after-exit] \
-[--sessions N] -- AGENT_COMMAND [ARGS...]";
+[--sessions N] [--agent-takes-http NAME] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
@@ -167,6 +171,9 @@ struct Args {
     /// ACP sessions in a row on the one agent process, each with a fresh
     /// `ToolSession`.
     sessions: usize,
+    /// The `agentInfo.name` of an agent known to take an `http` server
+    /// without declaring it.
+    takes_http: Option<String>,
     agent: Vec<String>,
 }
 
@@ -180,6 +187,7 @@ impl Args {
             bearer_in_env: None,
             ping_after_exit: false,
             sessions: 1,
+            takes_http: None,
             agent: Vec::new(),
         };
         while let Some(arg) = args.next() {
@@ -204,6 +212,7 @@ impl Args {
                 "--mcp-via" => parsed.mcp_via = Some(value()?),
                 "--bearer-in-env" => parsed.bearer_in_env = Some(value()?),
                 "--ping-after-exit" => parsed.ping_after_exit = true,
+                "--agent-takes-http" => parsed.takes_http = Some(value()?),
                 "--sessions" => {
                     parsed.sessions = match value()?.parse() {
                         Ok(n) if n >= 1 => n,
@@ -343,9 +352,9 @@ fn session_new_params(
             let (entry, env) = entry.with_bearer_from_env(name).map_err(|e| e.to_string())?;
             meta = Runner::ClaudeCode.session_new_meta(&env);
             println!("[host] the entry's header reads Bearer ${{{name}}}; {name} is in session/new's _meta");
-            entry.for_acp_agent(init)
+            checked(&entry, init, args)
         }
-        None => entry.for_acp_agent(init),
+        None => checked(&entry, init, args),
     }
     .map_err(|e| e.to_string())?;
     if let Some(via) = &args.mcp_via {
@@ -361,6 +370,15 @@ fn session_new_params(
         params["_meta"] = meta;
     }
     Ok(params)
+}
+
+/// The entry, checked against the agent's capabilities, or against its
+/// name with `--agent-takes-http`.
+fn checked(entry: &McpServers<'_>, init: &Value, args: &Args) -> Result<Value, Error> {
+    match &args.takes_http {
+        Some(name) => entry.for_acp_agent_taking_http(init, name),
+        None => entry.for_acp_agent(init),
+    }
 }
 
 /// A `ping` to the host with the session's bearer, as another client of

@@ -31,6 +31,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
         headers: EnvelopeHeaders::default(),
         may_stream: false,
         session: crate::state::McpSessionHeader::Absent,
+        since: None,
     };
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,

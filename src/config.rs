@@ -4,6 +4,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::observer::Observer;
 
 /// Upper bound on `max_connections`: far above any file-descriptor limit.
 const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
@@ -214,6 +215,9 @@ pub struct ToolHostConfig {
     /// connection, dropping its response (and cancelling a streamed call).
     /// Must be positive. Default 10 seconds.
     pub write_stall_timeout: Duration,
+    /// Told of every request the host answers or refuses (see
+    /// [`observe`](crate::observe)). Default `None`: nothing is measured.
+    pub observer: Option<Observer>,
 }
 
 impl Default for ToolHostConfig {
@@ -239,6 +243,7 @@ impl Default for ToolHostConfig {
             max_batch_len: 32,
             max_parsed_bytes: 64 * 1024 * 1024,
             write_stall_timeout: Duration::from_secs(10),
+            observer: None,
         }
     }
 }

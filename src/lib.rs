@@ -122,6 +122,7 @@ mod host;
 mod http;
 mod jsonrpc;
 mod mcp;
+mod observer;
 mod protocol;
 mod session;
 mod state;
@@ -132,8 +133,9 @@ mod util;
 pub use config::ToolHostConfig;
 pub use error::Error;
 pub use host::ToolHost;
+pub use observer::SessionId;
 pub use session::ToolSession;
-pub use state::{ListChangedNotifier, SessionId};
+pub use state::ListChangedNotifier;
 pub use surface::{StaticSurface, ToolCall, ToolSurface};
 pub use tool::{Tool, ToolOutcome};
 
@@ -160,8 +162,43 @@ pub mod call {
 /// tool to its model, and the bearer kept in an agent's environment.
 pub mod agent {
     pub use crate::session::{
-        BearerEnv, HttpHeader, McpServer, McpServers, Runner, MODEL_TOOL_NAME_LIMIT,
+        BearerEnv, HttpHeader, McpServer, McpServers, Runner, MISTRAL_VIBE, MODEL_TOOL_NAME_LIMIT,
     };
+}
+
+/// A window on every request the host answers: an optional [`Observer`](observe::Observer)
+/// in [`ToolHostConfig::observer`] is told each request's session, method,
+/// tool, revision, duration, outcome and trace context.
+///
+/// # What is observed
+///
+/// - **Every JSON-RPC request the host answers** (a message with an `id`,
+///   alone or in a 2025-03-26 batch), once its answer is decided: its
+///   session, method, tool (for `tools/call`), protocol revision, how long
+///   since its HTTP request's head arrived, and what it came to. A call
+///   answered on an SSE stream is observed when its final response is
+///   ready; a call cancelled by its client, when the cancellation ends it.
+/// - **Every HTTP request refused before its body reached the dispatcher**:
+///   403 (a foreign `Host` or `Origin`, another local user), 401 (no live
+///   bearer), 429 (the session holds its share of connections), 404, 405,
+///   406, 408, 409, 413, 415, 400. Those refused before authentication
+///   have no session; nothing about the bearer is kept, not even whether
+///   one was sent.
+///
+/// Notifications and client responses (202, nothing answered) are not
+/// observed, nor are the legacy era's `GET` stream and `DELETE`, which are
+/// not JSON-RPC requests.
+///
+/// # Cost
+///
+/// Without an observer (the default) the host takes no clock readings and
+/// builds nothing for it: one branch per request on an `Option` that is
+/// `None`. With one, the observer runs on the request's own task, inline,
+/// before the answer is sent: keep it short and never block (send the
+/// observation to a channel or a counter if it needs more). A panicking
+/// observer loses its own observation, not the request.
+pub mod observe {
+    pub use crate::observer::{Observation, Observer, Outcome};
 }
 
 /// The README's Rust examples compile and run as doctests.

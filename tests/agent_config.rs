@@ -6,7 +6,7 @@ mod support;
 
 use std::path::Path;
 
-use embacle_tool_host::agent::Runner;
+use embacle_tool_host::agent::{Runner, MISTRAL_VIBE};
 use embacle_tool_host::ToolHostConfig;
 use serde_json::{json, Value};
 use support::*;
@@ -50,6 +50,49 @@ async fn acp_entries_only_for_agents_that_take_http() {
         assert!(err.is_unsupported_agent(), "{init}");
         assert!(err.to_string().contains(message), "{err}");
     }
+}
+
+/// The named override: the agent called by the name given is served
+/// whatever it declares; one that declares `http` is served whatever its
+/// name; any other is refused, the error saying what it declared, what it
+/// is called, and which name was vouched for. Never an empty name.
+#[tokio::test]
+async fn an_agent_that_takes_http_undeclared_is_served_only_by_name() {
+    let fixture = fixture().await;
+    let servers = fixture.session().mcp_servers();
+    let vibe = MISTRAL_VIBE;
+    let served = [
+        json!({"protocolVersion": 1, "agentInfo": {"name": vibe, "version": "3.0.3"},
+               "agentCapabilities": {"mcpCapabilities": {"http": false, "sse": false}}}),
+        json!({"protocolVersion": 1, "agentInfo": {"name": vibe}, "agentCapabilities": {}}),
+        json!({"protocolVersion": 1, "agentInfo": {"name": "another"},
+               "agentCapabilities": {"mcpCapabilities": {"http": true}}}),
+    ];
+    for init in served {
+        let value = servers.for_acp_agent_taking_http(&init, vibe).unwrap();
+        assert_eq!(value, servers.to_value(), "{init}");
+    }
+    let refused = [
+        (json!({"protocolVersion": 1, "agentInfo": {"name": "hermes"},
+                "agentCapabilities": {"mcpCapabilities": {"http": false}}}),
+         format!("the agent \"hermes\" cannot take an http MCP server (agentCapabilities.mcpCapabilities.http is false), and it is not {vibe:?}")),
+        (json!({"protocolVersion": 1, "agentCapabilities": {}}),
+         format!("the agent cannot take an http MCP server (no http MCP transport), and it is not {vibe:?}")),
+        // A name that only starts or ends the same is another agent's.
+        (json!({"protocolVersion": 1, "agentInfo": {"name": format!("{vibe}-fork")}}),
+         format!("and it is not {vibe:?}")),
+        (json!({"protocolVersion": 1, "agentInfo": {"name": ["@mistralai/mistral-vibe"]}}),
+         format!("and it is not {vibe:?}")),
+    ];
+    for (init, message) in refused {
+        let err = servers.for_acp_agent_taking_http(&init, vibe).unwrap_err();
+        assert!(err.is_unsupported_agent(), "{init}");
+        assert!(err.to_string().contains(&message), "{err}");
+        assert!(servers.for_acp_agent(&init).is_err(), "{init}");
+    }
+    let anyone = json!({"protocolVersion": 1, "agentInfo": {"name": ""}});
+    let err = servers.for_acp_agent_taking_http(&anyone, "").unwrap_err();
+    assert!(err.is_invalid_config(), "{err}");
 }
 
 /// Each runner's JSON, with the headers as an object and the session's

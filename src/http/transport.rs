@@ -38,6 +38,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Instant;
 
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderName, HeaderValue};
@@ -58,6 +59,7 @@ use crate::http::response_body::{json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
+use crate::observer::{Observation, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, Shared};
 use crate::state::{McpSession, McpSessionHeader, StreamRefused};
@@ -106,7 +108,8 @@ pub(crate) fn connection_service(
 }
 
 /// Serves one HTTP request on `connection`. Never fails: every failure is a
-/// status code.
+/// status code. With an observer, tells it of a request refused before
+/// dispatch (the dispatcher tells it of the others).
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     connection: Arc<Connection>,
@@ -115,11 +118,41 @@ pub(crate) async fn serve(
     // The head is in: the header read timeout stops until the response is
     // handed over (`conn/idle_deadline.rs`).
     connection.activity().begin();
-    let mut response = serve_checked(&shared, &connection, request)
-        .await
-        .unwrap_or_else(|rejection| rejection.into_response());
+    let since = shared.config.observer.as_ref().map(|_| Instant::now());
+    let mut session = None;
+    let mut response = match serve_checked(&shared, &connection, request, since, &mut session).await
+    {
+        Ok(response) => response,
+        Err(rejection) => {
+            let response = rejection.into_response();
+            if let (Some(observer), Some(since)) = (&shared.config.observer, since) {
+                observer.tell(&rejected(session, since, response.status()));
+            }
+            response
+        }
+    };
     response.body_mut().sent_on(connection);
     Ok(response)
+}
+
+/// What the observer is told of a request refused before dispatch:
+/// nothing of it but its session, if its bearer was live, and the status.
+fn rejected(
+    session: Option<SessionId>,
+    since: Instant,
+    status: StatusCode,
+) -> Observation<'static> {
+    Observation {
+        session,
+        method: None,
+        tool: None,
+        protocol_version: None,
+        elapsed: since.elapsed(),
+        outcome: Outcome::Rejected {
+            status: status.as_u16(),
+        },
+        traceparent: None,
+    }
 }
 
 /// Step 3's first half, on a request that carries `Authorization`: when
@@ -154,11 +187,16 @@ fn charge_connection(
     }
 }
 
-/// The steps of the table above, in order.
+/// The steps of the table above, in order; `since`, for the observer, is
+/// when the head arrived, and `session` is set once the bearer is found
+/// live. A rejection is a refusal before dispatch: once dispatched, the
+/// answer is a response whatever it is.
 async fn serve_checked(
     shared: &Arc<Shared>,
     connection: &Arc<Connection>,
     request: Request<Incoming>,
+    since: Option<Instant>,
+    session: &mut Option<SessionId>,
 ) -> Result<Response<ResponseBody>, Rejection> {
     let (parts, body) = request.into_parts();
     let headers = RequestHeaders::read(&parts.headers);
@@ -168,18 +206,19 @@ async fn serve_checked(
     }
     check_peer_user(shared, connection, headers.authorization)?;
     let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
+    *session = Some(lease.session.id());
     charge_connection(shared, connection, &lease)?;
     let mcp_session = find_mcp_session(&lease, headers.session_id)?;
-    let session = match &mcp_session {
+    let mcp_session_header = match &mcp_session {
         None => McpSessionHeader::Absent,
         Some(Some(known)) => McpSessionHeader::Known(known),
         Some(None) => McpSessionHeader::Unknown,
     };
     if parts.method == Method::GET {
-        return open_legacy_stream(shared, &lease, headers.accepts, session);
+        return open_legacy_stream(shared, &lease, headers.accepts, mcp_session_header);
     }
     if parts.method == Method::DELETE {
-        return end_mcp_session(&lease, session, headers.protocol_version);
+        return end_mcp_session(&lease, mcp_session_header, headers.protocol_version);
     }
     if parts.method != Method::POST {
         return Err(Rejection::MethodNotAllowed {
@@ -201,10 +240,11 @@ async fn serve_checked(
             params: &params,
         },
         may_stream: headers.accepts.event_stream,
-        session,
+        session: mcp_session_header,
+        since,
     };
     let reply = mcp::dispatch(&lease, &context, &body).await;
-    answer(shared, reply)
+    Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))
 }
 
 /// Step 4's lookup of `Mcp-Session-Id` among this bearer's MCP sessions
@@ -227,7 +267,8 @@ fn at_most_one<'a>(header: Header<'a>, why: &'static str) -> Result<Option<&'a [
     }
 }
 
-/// Step 8's answer: the dispatcher's reply as an HTTP response.
+/// Step 8's answer: the dispatcher's reply as an HTTP response (a
+/// revocation met meanwhile as step 3's 401).
 fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejection> {
     match reply {
         Reply::Complete { class, body } => reply_response(class, body),

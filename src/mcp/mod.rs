@@ -33,6 +33,7 @@
 //! - `lifecycle.rs`: `initialize`, `logging/setLevel`, `server/discover`;
 //! - `tools_list.rs`: `tools/list`;
 //! - `subscriptions.rs`: the notification streams (`GET`, `subscriptions/listen`);
+//! - `watch.rs`: what the host's observer is told of each request;
 //! - `tools_call.rs`: `tools/call`, inline or streamed;
 //! - this file: the dispatcher, from a body to one of the above.
 
@@ -41,9 +42,12 @@ mod reply;
 mod subscriptions;
 mod tools_call;
 mod tools_list;
+mod watch;
 
 #[cfg(test)]
 mod tests;
+
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -54,10 +58,11 @@ use crate::state::Lease;
 use crate::state::McpSessionHeader;
 
 use lifecycle::{discover, initialize, set_log_level};
-use reply::{write_unknown_session, Framing, Handled, Respond, ResultKind};
+use reply::{write_error, write_unknown_session, Framing, Handled, Respond, ResultKind};
 pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
 use tools_list::list_tools;
+use watch::{outcome_of, tell_unreadable, Watch};
 
 /// What the transport knows about the request besides its body.
 #[derive(Debug, Clone, Copy)]
@@ -69,17 +74,22 @@ pub(crate) struct RequestContext<'a> {
     pub(crate) may_stream: bool,
     /// The MCP session its `Mcp-Session-Id` names, if it sent one.
     pub(crate) session: McpSessionHeader<'a>,
+    /// When the request's head arrived, read only when the host has an
+    /// observer (`watch.rs`): `None` without one.
+    pub(crate) since: Option<Instant>,
 }
 
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     if body.trim_ascii_start().starts_with(b"[") {
         if let Err(error) = admit_batch(request, body, lease.shared.config.max_batch_len) {
+            tell_unreadable(lease, request.since, error.code);
             return Reply::malformed(&error);
         }
         // Batches are legacy only: one that names an ended session runs
         // none of its members.
         if let McpSessionHeader::Unknown = request.session {
+            tell_unreadable(lease, request.since, code::SESSION_NOT_FOUND);
             return Reply::unknown_session();
         }
     }
@@ -87,6 +97,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
     let message = match jsonrpc::parse(body, &mut params) {
         Parsed::NotJson => {
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
+            tell_unreadable(lease, request.since, error.code);
             return Reply::malformed(&error);
         }
         Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
@@ -94,7 +105,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
     };
     let mut out = Vec::with_capacity(256);
     match handle_message(lease, request, message, Framing::Single, &mut out).await {
-        Handled::Wrote(class) => Reply::new(class, out),
+        Handled::Wrote(class) | Handled::Erred(class, _) => Reply::new(class, out),
         Handled::Silent => Reply::new(ReplyClass::Accepted, out),
         Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
         Handled::Stream(call) => Reply::Stream(call),
@@ -119,7 +130,7 @@ async fn dispatch_batch(lease: &Lease, context: &RequestContext<'_>, batch: Vec<
     for member in batch {
         let message = jsonrpc::classify(member);
         match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
-            Handled::Wrote(_) => out.push(b','),
+            Handled::Wrote(_) | Handled::Erred(..) => out.push(b','),
             // `may_stream` is false, so no member streams (and listening
             // is modern, so never in a batch, nor is `initialize`).
             Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
@@ -185,17 +196,20 @@ async fn handle_message(
         }
         Message::Response => return Handled::Silent,
         Message::Invalid { id, error } => {
-            jsonrpc::write_error(out, id.as_ref(), &error);
-            return Handled::Wrote(ReplyClass::Malformed);
+            tell_unreadable(lease, context.since, error.code);
+            return write_error(out, id.as_ref(), &error, ReplyClass::Malformed);
         }
     };
+    let watch = context
+        .since
+        .map(|since| Watch::new(since, &request.method, request.params.as_ref()));
     let era = era::classify(
         &context.headers,
         context.session.version(),
         &request.method,
         request.params.as_ref(),
     );
-    match era {
+    let refused = match &era {
         // A legacy request naming an MCP session that is not open: 404,
         // except `initialize`, which mints a new one whatever it names.
         Ok(Era::Legacy(_))
@@ -204,12 +218,13 @@ async fn handle_message(
         {
             write_unknown_session(out, Some(&request.id))
         }
-        Ok(era) => handle_request(lease, context, request, era, framing, out).await,
-        Err(error) => {
-            jsonrpc::write_error(out, Some(&request.id), &error);
-            Handled::Wrote(ReplyClass::Malformed)
-        }
+        Ok(era) => return handle_request(lease, context, request, *era, framing, watch, out).await,
+        Err(error) => write_error(out, Some(&request.id), error, ReplyClass::Malformed),
+    };
+    if let Some(watch) = watch {
+        watch.tell(lease, &request.method, era.ok(), outcome_of(&refused));
     }
+    refused
 }
 
 /// Runs one request's method, as its era defines it.
@@ -219,6 +234,7 @@ async fn handle_request(
     request: Request<'_>,
     era: Era,
     framing: Framing,
+    watch: Option<Watch>,
     out: &mut Vec<u8>,
 ) -> Handled {
     let Request { id, method, params } = request;
@@ -227,14 +243,14 @@ async fn handle_request(
         era,
         info: &lease.shared.info,
     };
-    // Arms are tried in order, and no two match the same method: the
-    // method nearly every request names comes first.
-    match (era, method.as_ref()) {
-        (_, "tools/call") => {
-            let may_stream = context.may_stream && framing == Framing::Single;
-            let headers = context.headers.params;
-            tools_call::tools_call(lease, id, params, era, may_stream, headers, out).await
-        }
+    if method == "tools/call" {
+        // A call tells the observer itself, when it ends.
+        let may_stream = context.may_stream && framing == Framing::Single;
+        let headers = context.headers.params;
+        return tools_call::tools_call(lease, id, params, era, may_stream, headers, watch, out)
+            .await;
+    }
+    let handled = match (era, method.as_ref()) {
         (Era::Legacy(_), "initialize") => initialize(lease, respond, params.as_ref(), framing, out),
         (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
         (Era::Legacy(_), "logging/setLevel") if lease.session.log_level().is_some() => {
@@ -252,13 +268,17 @@ async fn handle_request(
                 code::METHOD_NOT_FOUND,
                 format!("Method not found: {}", printable(&method)),
             );
-            jsonrpc::write_error(out, Some(&id), &error);
-            Handled::Wrote(match era {
+            let class = match era {
                 Era::Legacy(_) => ReplyClass::Answer,
                 Era::Modern(_) => ReplyClass::NotFound,
-            })
+            };
+            write_error(out, Some(&id), &error, class)
         }
+    };
+    if let Some(watch) = watch {
+        watch.tell(lease, &method, Some(era), outcome_of(&handled));
     }
+    handled
 }
 
 /// `notifications/cancelled`: cancel the session's call with that request

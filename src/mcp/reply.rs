@@ -80,8 +80,18 @@ pub(super) fn write_unknown_session(out: &mut Vec<u8>, id: Option<&Value>) -> Ha
         code::SESSION_NOT_FOUND,
         "Session not found: initialize again for a new Mcp-Session-Id",
     );
-    jsonrpc::write_error(out, id, &error);
-    Handled::Wrote(ReplyClass::UnknownSession)
+    write_error(out, id, &error, ReplyClass::UnknownSession)
+}
+
+/// Writes an error response of this class.
+pub(super) fn write_error(
+    out: &mut Vec<u8>,
+    id: Option<&Value>,
+    error: &ErrorObject,
+    class: ReplyClass,
+) -> Handled {
+    jsonrpc::write_error(out, id, error);
+    Handled::Erred(class, error.code)
 }
 
 /// A `tools/call` to run while its response streams: the future that runs
@@ -104,9 +114,12 @@ pub(super) enum Framing {
 
 /// What handling one message did.
 pub(super) enum Handled {
-    /// Wrote one response; as the body's only message, its reply is of
-    /// this class.
+    /// Wrote one result; as the body's only message, its reply is of this
+    /// class.
     Wrote(ReplyClass),
+    /// Wrote one error, of this code; as the body's only message, its
+    /// reply is of this class.
+    Erred(ReplyClass, i32),
     /// Wrote nothing: a notification, a client response, or a cancelled
     /// call (MCP: a cancelled request SHOULD get no response).
     Silent,
@@ -164,8 +177,7 @@ impl Respond<'_> {
     /// Writes an error response to a request that was read (a method
     /// error: the body itself was fine).
     pub(super) fn error(self, out: &mut Vec<u8>, error: &ErrorObject) -> Handled {
-        jsonrpc::write_error(out, Some(self.id), error);
-        Handled::Wrote(ReplyClass::Answer)
+        write_error(out, Some(self.id), error, ReplyClass::Answer)
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::reply::{Handled, Listening, ReplyClass, Respond, Subscription};
+use super::reply::{write_error, Handled, Listening, ReplyClass, Respond, Subscription};
 use crate::jsonrpc::{self, code, ErrorObject, JsonWriter, Params};
 use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::state::Lease;
@@ -110,8 +110,7 @@ pub(super) fn listen(
             code::INVALID_REQUEST,
             "subscriptions/listen is answered with an SSE stream: Accept must name text/event-stream",
         );
-        jsonrpc::write_error(out, Some(respond.id), &error);
-        return Handled::Wrote(ReplyClass::Malformed);
+        return write_error(out, Some(respond.id), &error, ReplyClass::Malformed);
     }
     let notifications = params.and_then(|p| p.get("notifications"));
     let requested = notifications
@@ -126,8 +125,7 @@ pub(super) fn listen(
             Ok(slot) => slot,
             Err(StreamRefused::TooMany) => {
                 let error = too_many_streams(lease.shared.config.max_streams_per_session);
-                jsonrpc::write_error(out, Some(respond.id), &error);
-                return Handled::Wrote(ReplyClass::TooManyStreams);
+                return write_error(out, Some(respond.id), &error, ReplyClass::TooManyStreams);
             }
             Err(StreamRefused::Revoked | StreamRefused::NotOffered) => return Handled::Revoked,
         };
@@ -152,8 +150,7 @@ fn refuse_long_id(out: &mut Vec<u8>) -> Handled {
         code::INVALID_REQUEST,
         "subscriptions/listen's id is kept for the stream's whole life: written as JSON, it may be at most 256 bytes",
     );
-    jsonrpc::write_error(out, None, &error);
-    Handled::Wrote(ReplyClass::Malformed)
+    write_error(out, None, &error, ReplyClass::Malformed)
 }
 
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`, and the

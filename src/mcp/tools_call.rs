@@ -11,8 +11,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::reply::{surface_panicked, Handled, ReplyClass, Respond, ResultKind, StreamedCall};
+use super::reply::{
+    surface_panicked, write_error, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
+};
+use super::watch::Watch;
 use crate::jsonrpc::{self, code, take, ErrorObject, Params};
+use crate::observer::Outcome;
 use crate::protocol::param_headers;
 use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::state::FirstPoll;
@@ -30,7 +34,13 @@ use crate::util::{CatchUnwind, Panicked};
 /// (`may_stream`: it accepts SSE, and the call is its body's only message)
 /// and the call may report progress (it sent a `progressToken`) or log
 /// (see [`log_threshold`]), hands it back to run on one. Writes a complete
-/// response, or nothing for `Stream`, `Revoked` and `Silent`.
+/// response, or nothing for `Stream`, `Revoked` and `Silent`. With a
+/// `watch` (the host has an observer), tells it what the call came to when
+/// that is known: here, or when the streamed call ends.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each is one thing the call is answered by; a struct would only rename them"
+)]
 pub(super) async fn tools_call(
     lease: &Lease,
     id: Value,
@@ -38,17 +48,24 @@ pub(super) async fn tools_call(
     era: Era,
     may_stream: bool,
     headers: ParamHeaders<'_>,
+    watch: Option<Watch>,
     out: &mut Vec<u8>,
 ) -> Handled {
+    let tell = |outcome| {
+        if let Some(watch) = &watch {
+            watch.tell(lease, "tools/call", Some(era), outcome);
+        }
+    };
     let call = match check(lease, params, era, headers).await {
         Ok(call) => call,
         Err(Refusal { class, error }) => {
-            jsonrpc::write_error(out, Some(&id), &error);
-            return Handled::Wrote(class);
+            tell(Outcome::Failed { code: error.code });
+            return write_error(out, Some(&id), &error, class);
         }
     };
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
+        tell(Outcome::Rejected { status: 401 });
         return Handled::Revoked;
     }
     let log_threshold = log_threshold(lease, &call, era);
@@ -58,9 +75,16 @@ pub(super) async fn tools_call(
             name: Cow::Owned(call.name.into_owned()),
             ..call
         };
-        Handled::Stream(Box::new(streamed(lease.clone(), id, call, era, events)))
+        Handled::Stream(Box::new(streamed(
+            lease.clone(),
+            id,
+            call,
+            era,
+            events,
+            watch,
+        )))
     } else {
-        run(lease, &id, &call, era, None, out).await
+        run(lease, &id, &call, era, None, watch.as_ref(), out).await
     }
 }
 
@@ -84,12 +108,14 @@ fn streamed(
     call: CheckedCall<'static>,
     era: Era,
     events: Arc<CallEvents>,
+    watch: Option<Watch>,
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
         let mut out = Vec::with_capacity(256);
-        match run(&lease, &id, &call, era, Some(&call_events), &mut out).await {
-            Handled::Wrote(_) => Some(out),
+        let watch = watch.as_ref();
+        match run(&lease, &id, &call, era, Some(&call_events), watch, &mut out).await {
+            Handled::Wrote(_) | Handled::Erred(..) => Some(out),
             // The response head is already sent: say it in the stream.
             Handled::Revoked => {
                 let error = ErrorObject::new(code::INVALID_REQUEST, "the session was revoked");
@@ -254,13 +280,15 @@ async fn check_param_headers(
 /// response (a result or an error); `Revoked` when the bearer died before
 /// the surface could be invoked, and `Silent` when the call was cancelled,
 /// both with nothing written. A cancelled POST still needs an HTTP answer:
-/// it gets what a message without a response gets (202, no body).
+/// it gets what a message without a response gets (202, no body). Tells
+/// the `watch`, if any, what the call came to.
 async fn run(
     lease: &Lease,
     id: &Value,
     call: &CheckedCall<'_>,
     era: Era,
     events: Option<&Arc<CallEvents>>,
+    watch: Option<&Watch>,
     out: &mut Vec<u8>,
 ) -> Handled {
     let respond = Respond {
@@ -275,6 +303,9 @@ async fn run(
     // before its result does (see `state/list_changed/`), so an agent that
     // reads the notice first re-lists before its next model request.
     changes.hold_result(before).await;
+    if let Some(watch) = watch {
+        watch.tell(lease, "tools/call", Some(era), invocation.outcome());
+    }
     match invocation {
         Invocation::Revoked => Handled::Revoked,
         Invocation::Cancelled => Handled::Silent,
@@ -307,6 +338,19 @@ fn keep_output_schema_promise(
         ));
     }
     outcome
+}
+
+impl Invocation {
+    /// What the observer is told of it.
+    fn outcome(&self) -> Outcome {
+        match self {
+            Self::Answered(outcome) if outcome.is_refused() => Outcome::Refused,
+            Self::Answered(_) => Outcome::Success,
+            Self::Failed(error) => Outcome::Failed { code: error.code },
+            Self::Cancelled => Outcome::Cancelled,
+            Self::Revoked => Outcome::Rejected { status: 401 },
+        }
+    }
 }
 
 /// What invoking the surface came to.

@@ -21,7 +21,9 @@ impl McpServers<'_> {
     /// `agentCapabilities.mcpCapabilities.http` (`true`; absent means
     /// false), and from the v2 draft's `capabilities.session.mcp.http` (an
     /// object, `{}` included), or `capabilities.mcp.http`, where earlier
-    /// drafts had it.
+    /// drafts had it. An agent known to take `http` without declaring it
+    /// is served only by name:
+    /// [`for_acp_agent_taking_http`](Self::for_acp_agent_taking_http).
     ///
     /// The value holds the bearer, and its `Debug` prints it: treat it as
     /// the secret it is.
@@ -49,27 +51,81 @@ impl McpServers<'_> {
     /// # Ok(()) }
     /// ```
     pub fn for_acp_agent(&self, initialize_result: &Value) -> Result<Value, Error> {
-        let v1 = initialize_result.pointer("/agentCapabilities/mcpCapabilities/http");
-        let v2 = ["/capabilities/session/mcp/http", "/capabilities/mcp/http"]
-            .iter()
-            .find_map(|path| Some((*path, initialize_result.pointer(path)?)));
-        if v1 == Some(&Value::Bool(true)) || v2.is_some_and(|(_, http)| http.is_object()) {
+        match undeclared_http(initialize_result) {
+            None => Ok(self.to_value()),
+            Some(declared) => Err(Error::unsupported_agent(format!(
+                "{} cannot take an http MCP server ({declared}); give it this host some other way, such as a config file, or use an agent that supports MCP over HTTP",
+                agent_named(initialize_result)
+            ))),
+        }
+    }
+
+    /// [`for_acp_agent`](Self::for_acp_agent), with one exception the
+    /// caller names: the agent whose `initialize` result gives
+    /// `agentInfo.name` exactly `agent_name` is served even though it
+    /// does not declare `http`.
+    ///
+    /// Some agents take an `http` server in `session/new` without saying so
+    /// in `initialize`: Mistral Vibe 3.0 (its `agentInfo.name` is
+    /// [`MISTRAL_VIBE`](crate::agent::MISTRAL_VIBE), checked by
+    /// `tests/agent_vibe.rs`) declares `mcpCapabilities.http: false`, and
+    /// connects all the same. Naming the agent you know keeps the check for
+    /// every other: a different agent behind the same command (an update
+    /// that renamed it, a wrapper) is still refused, with what it declared
+    /// and what it is called, rather than handed an entry it may drop. An
+    /// agent that does declare `http` is served whatever its name.
+    ///
+    /// The value holds the bearer, and its `Debug` prints it: treat it as
+    /// the secret it is.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_unsupported_agent`] when the agent neither declares
+    /// `http` nor is called `agent_name`; [`Error::is_invalid_config`]
+    /// when `agent_name` is empty.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), embacle_tool_host::Error> {
+    /// # use std::sync::Arc;
+    /// # use embacle_tool_host::{StaticSurface, ToolHost, ToolHostConfig};
+    /// use embacle_tool_host::agent::MISTRAL_VIBE;
+    /// use serde_json::{json, Value};
+    /// # let host = ToolHost::bind(ToolHostConfig::default()).await?;
+    /// # let surface = Arc::new(StaticSurface::new(vec![], |_: String, _: Value| async { Ok::<_, String>(Value::Null) })?);
+    /// let session = host.open_session(surface)?;
+    /// let vibe = json!({"protocolVersion": 1,
+    ///     "agentCapabilities": {"mcpCapabilities": {"http": false, "sse": false}},
+    ///     "agentInfo": {"name": MISTRAL_VIBE, "version": "3.0.3"}});
+    /// let servers = session.mcp_servers().for_acp_agent_taking_http(&vibe, MISTRAL_VIBE)?;
+    /// assert_eq!(servers[0]["type"], "http");
+    ///
+    /// // Any other agent that does not declare http is still refused.
+    /// let other = json!({"protocolVersion": 1, "agentCapabilities": {},
+    ///     "agentInfo": {"name": "some-agent"}});
+    /// let refused = session.mcp_servers().for_acp_agent_taking_http(&other, MISTRAL_VIBE);
+    /// assert!(refused.unwrap_err().is_unsupported_agent());
+    /// # Ok(()) }
+    /// ```
+    pub fn for_acp_agent_taking_http(
+        &self,
+        initialize_result: &Value,
+        agent_name: &str,
+    ) -> Result<Value, Error> {
+        if agent_name.is_empty() {
+            return Err(Error::invalid_config(
+                "for_acp_agent_taking_http needs the agent's name (its agentInfo.name), not an empty one",
+            ));
+        }
+        let Some(declared) = undeclared_http(initialize_result) else {
+            return Ok(self.to_value());
+        };
+        if initialize_result.pointer("/agentInfo/name") == Some(&Value::from(agent_name)) {
             return Ok(self.to_value());
         }
-        let agent = match initialize_result
-            .pointer("/agentInfo/name")
-            .and_then(Value::as_str)
-        {
-            Some(name) => format!("the agent {name:?}"),
-            None => "the agent".to_owned(),
-        };
-        let declared = match (v1, v2) {
-            (Some(v1), _) => format!("agentCapabilities.mcpCapabilities.http is {v1}"),
-            (None, Some((path, v2))) => format!("{} is {v2}", path[1..].replace('/', ".")),
-            (None, None) => "no http MCP transport".to_owned(),
-        };
         Err(Error::unsupported_agent(format!(
-            "{agent} cannot take an http MCP server ({declared}); give it this host some other way, such as a config file, or use an agent that supports MCP over HTTP"
+            "{} cannot take an http MCP server ({declared}), and it is not {agent_name:?}, the agent named as taking one without declaring it",
+            agent_named(initialize_result)
         )))
     }
 
@@ -189,6 +245,37 @@ impl ToolSession {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(path.clone());
         Ok(path)
+    }
+}
+
+/// `None` when the agent's `initialize` result declares it takes an
+/// `http` MCP server; else what it declared instead. Read from ACP v1's
+/// `agentCapabilities.mcpCapabilities.http` (`true`; absent means false),
+/// and from the v2 draft's `capabilities.session.mcp.http` (an object, `{}`
+/// included), or `capabilities.mcp.http`, where earlier drafts had it.
+fn undeclared_http(initialize_result: &Value) -> Option<String> {
+    let v1 = initialize_result.pointer("/agentCapabilities/mcpCapabilities/http");
+    let v2 = ["/capabilities/session/mcp/http", "/capabilities/mcp/http"]
+        .iter()
+        .find_map(|path| Some((*path, initialize_result.pointer(path)?)));
+    if v1 == Some(&Value::Bool(true)) || v2.is_some_and(|(_, http)| http.is_object()) {
+        return None;
+    }
+    Some(match (v1, v2) {
+        (Some(v1), _) => format!("agentCapabilities.mcpCapabilities.http is {v1}"),
+        (None, Some((path, v2))) => format!("{} is {v2}", path[1..].replace('/', ".")),
+        (None, None) => "no http MCP transport".to_owned(),
+    })
+}
+
+/// The agent as an error names it: by its `agentInfo.name`, if it gave one.
+fn agent_named(initialize_result: &Value) -> String {
+    match initialize_result
+        .pointer("/agentInfo/name")
+        .and_then(Value::as_str)
+    {
+        Some(name) => format!("the agent {name:?}"),
+        None => "the agent".to_owned(),
     }
 }
 

@@ -9,5 +9,5 @@ mod agent_config;
 mod runner;
 mod tool_session;
 
-pub use runner::{Runner, MODEL_TOOL_NAME_LIMIT};
+pub use runner::{Runner, MISTRAL_VIBE, MODEL_TOOL_NAME_LIMIT};
 pub use tool_session::{BearerEnv, HttpHeader, McpServer, McpServers, ToolSession};

@@ -21,6 +21,13 @@ use crate::tool::Tool;
 /// [`Runner::tool_name_limit`].)
 pub const MODEL_TOOL_NAME_LIMIT: usize = 64;
 
+/// Mistral Vibe's `agentInfo.name` in its ACP `initialize` result: the
+/// name to give
+/// [`McpServers::for_acp_agent_taking_http`](crate::agent::McpServers::for_acp_agent_taking_http),
+/// since Vibe takes an `http` MCP server in `session/new` without declaring
+/// it (checked against `mistral-vibe` 3.0.3).
+pub const MISTRAL_VIBE: &str = "@mistralai/mistral-vibe";
+
 /// An agent the crate knows: how it names MCP tools to its model
 /// ([`model_tool_name`](Self::model_tool_name),
 /// [`check_tool_names`](Self::check_tool_names)), and, for Claude Code and

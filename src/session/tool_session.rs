@@ -8,8 +8,9 @@ use std::sync::Arc;
 use crate::auth::Bearer;
 use crate::auth::SlotRef;
 use crate::error::Error;
+use crate::observer::SessionId;
 use crate::state::ListChangedNotifier;
-use crate::state::{SessionId, SessionState, Shared};
+use crate::state::{SessionState, Shared};
 
 /// One ACP session's hold on the host: a bearer, and the surface it reaches.
 ///

@@ -2,7 +2,7 @@
 //!
 //! - `shared.rs`: `Shared`, the host's limits and revocation slab that every
 //!   connection and guard share; each session's `SessionState` (which holds
-//!   its surface, so this folder sits above `surface/`); [`SessionId`]; and
+//!   its surface, so this folder sits above `surface/`); and
 //!   the `Lease` a request holds on its session;
 //! - `in_flight.rs`, `entry.rs`: a session's calls in flight, for
 //!   cancellation; the gate that makes "no call starts after the guard's
@@ -24,7 +24,6 @@ mod output_schemas;
 mod shared;
 
 pub use list_changed::ListChangedNotifier;
-pub use shared::SessionId;
 
 pub(crate) use entry::FirstPoll;
 pub(crate) use list_changed::{Audience, StreamRefused, StreamSlot, COALESCE};

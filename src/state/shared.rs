@@ -19,6 +19,7 @@ use crate::auth::{RevocationSlab, SlotRef};
 use crate::config::ToolHostConfig;
 use crate::conn::SessionShare;
 use crate::error::Error;
+use crate::observer::SessionId;
 use crate::protocol::Era;
 use crate::protocol::ServerInfo;
 use crate::state::entry::{Entry, EntryGate};
@@ -285,18 +286,6 @@ impl SessionState {
     /// Resolves once none of its calls is in flight.
     pub(crate) async fn drained(&self) {
         self.in_flight.drained().await;
-    }
-}
-
-/// A session's non-secret identifier, unique within its host; for logs.
-///
-/// Its `Display` form is `session-N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(pub(crate) u64);
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "session-{}", self.0)
     }
 }
 

@@ -164,6 +164,7 @@ async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Repl
         headers,
         may_stream: false,
         session: crate::state::McpSessionHeader::Absent,
+        since: None,
     };
     match dispatch(lease, &context, body).await {
         Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
@@ -380,6 +381,7 @@ async fn progress_without_a_stream_is_disabled() {
             headers: legacy(None),
             may_stream,
             session: crate::state::McpSessionHeader::Absent,
+            since: None,
         };
         let Reply::Complete { class, body } =
             dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
@@ -409,6 +411,7 @@ async fn progress_with_a_stream_streams() {
         headers: legacy(None),
         may_stream: true,
         session: crate::state::McpSessionHeader::Absent,
+        since: None,
     };
     let Reply::Stream(streamed) =
         dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await

@@ -16,6 +16,7 @@ async fn listen(lease: &Lease, notifications: Value) -> Reply {
         headers: modern("subscriptions/listen", None),
         may_stream: true,
         session: crate::state::McpSessionHeader::Absent,
+        since: None,
     };
     dispatch(lease, &context, body.to_string().as_bytes()).await
 }

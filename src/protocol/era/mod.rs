@@ -80,12 +80,17 @@ pub(crate) enum Era {
 }
 
 impl Era {
+    /// The revision.
+    pub(crate) fn version(self) -> &'static str {
+        let (Self::Legacy(version) | Self::Modern(version)) = self;
+        version
+    }
+
     /// Whether the revision is 2025-06-18 or later: the one that added
     /// resource links, `lastModified` annotations and `structuredContent`.
     fn since_2025_06_18(self) -> bool {
         // Revisions are dates, so they order as strings do.
-        let (Self::Legacy(version) | Self::Modern(version)) = self;
-        version >= "2025-06-18"
+        self.version() >= "2025-06-18"
     }
 
     /// Whether the revision defines `structuredContent` (and so a tool's
