@@ -6,7 +6,16 @@
 //!
 //! The first line on stdout is the session's ACP `mcpServers` JSON: pass it
 //! in `session/new`, or point any MCP client at its `url` with its
-//! `Authorization` header. Everything else goes to stderr.
+//! `Authorization` header. Everything else goes to stderr, among it one
+//! line per request the host answers or refuses, from its observer
+//! (`ToolHostConfig::observer`): the session, the method and tool, the
+//! revision, the outcome and the time taken, and a client's `traceparent`:
+//!
+//! ```text
+//! [request] session-1 tools/call echo (2025-11-25): success in 161µs
+//! [request] session-1 tools/call delete_everything (2025-11-25): refused in 88µs
+//! [request] no session: rejected with 401 in 21µs
+//! ```
 //!
 //! Tools: `echo` (returns `text`), `add` (sums `a` and `b`, a JSON result),
 //! `unix_time` (no arguments), `tenant_info`, whose `tenant` argument is
@@ -20,15 +29,20 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use embacle_tool_host::content::ToolAnnotations;
+use embacle_tool_host::observe::{Observation, Observer, Outcome};
 use embacle_tool_host::{StaticSurface, Tool, ToolHost, ToolHostConfig};
 use serde_json::{json, Value};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // 1. Bind the host on 127.0.0.1 with a kernel-chosen port.
+    // 1. Bind the host on 127.0.0.1 with a kernel-chosen port, with an
+    //    observer that prints a line per request.
     let host = ToolHost::bind(ToolHostConfig {
         server_name: "demo".to_owned(),
         instructions: Some("Demo tools from the embacle-tool-host example.".to_owned()),
+        observer: Some(Observer::new(|seen| {
+            eprintln!("[request] {}", describe(seen))
+        })),
         ..ToolHostConfig::default()
     })
     .await?;
@@ -128,6 +142,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{err}");
     }
     Ok(())
+}
+
+/// One observation as a line. (The observer runs inline on the request's
+/// task: a line to stderr is cheap enough; anything slower belongs on a
+/// channel.)
+fn describe(seen: &Observation<'_>) -> String {
+    let mut line = match seen.session {
+        Some(session) => session.to_string(),
+        None => "no session".to_owned(),
+    };
+    for part in [seen.method, seen.tool].into_iter().flatten() {
+        line.push(' ');
+        line.push_str(part);
+    }
+    if let Some(version) = seen.protocol_version {
+        line.push_str(&format!(" ({version})"));
+    }
+    let outcome = match seen.outcome {
+        Outcome::Success => "success".to_owned(),
+        Outcome::Refused => "refused".to_owned(),
+        Outcome::Failed { code } => format!("failed with {code}"),
+        Outcome::Cancelled => "cancelled".to_owned(),
+        Outcome::Rejected { status } => format!("rejected with {status}"),
+        other => format!("{other:?}"),
+    };
+    line.push_str(&format!(": {outcome} in {:?}", seen.elapsed));
+    if let Some(trace) = seen.traceparent {
+        line.push_str(&format!(", traceparent {trace}"));
+    }
+    line
 }
 
 #[cfg(unix)]

@@ -1,6 +1,7 @@
 //! The README's main job, `cargo run --example host_tools`, works end to end:
 //! its first stdout line is the mcpServers JSON, its `echo` tool answers over
-//! that URL and bearer, and SIGTERM stops it cleanly.
+//! that URL and bearer, its observer prints a line per request, and
+//! SIGTERM stops it cleanly.
 #![cfg(unix)]
 
 mod support;
@@ -9,12 +10,15 @@ use serde_json::json;
 use support::processes::RunningExample;
 use support::*;
 
-/// First line, a call through it, then a clean stop on SIGTERM.
+/// First line, calls through it, a line for each on stderr (and for a
+/// probe without a bearer, which names no session and shows no bearer),
+/// then a clean stop on SIGTERM.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_tools_example_serves_echo() {
     let example = RunningExample::start("host_tools").await;
     assert_eq!(example.entry["type"], "http");
     assert_eq!(example.entry["name"], "demo");
+    let example_bearer = example.bearer.clone();
     let (addr, bearer) = (example.addr(), example.bearer.as_str());
 
     let r = rpc(
@@ -42,5 +46,22 @@ async fn host_tools_example_serves_echo() {
         r.json()["result"]["structuredContent"],
         json!({"sum": 42.0})
     );
-    example.stop().await;
+    let probe = send_once(addr, &post_with(addr, &[], PING)).await;
+    assert_eq!(probe.status, 401);
+    let stderr = example.stop().await;
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("[request] "))
+        .collect();
+    let expected = [
+        "[request] session-1 tools/call echo (2025-03-26): success in ",
+        "[request] session-1 tools/call delete_everything (2025-03-26): refused in ",
+        "[request] session-1 tools/call add (2025-11-25): success in ",
+        "[request] no session: rejected with 401 in ",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{stderr}");
+    for (line, start) in lines.iter().zip(expected) {
+        assert!(line.starts_with(start), "{line:?} is not {start:?}…");
+    }
+    assert!(!stderr.contains(&example_bearer), "the bearer on stderr");
 }

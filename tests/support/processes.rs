@@ -46,6 +46,8 @@ pub struct RunningExample {
     pub url: String,
     /// The bearer text (what follows `Bearer `).
     pub bearer: String,
+    /// Everything it writes to stderr, once it has exited.
+    stderr: tokio::task::JoinHandle<String>,
 }
 
 impl RunningExample {
@@ -53,10 +55,16 @@ impl RunningExample {
     pub async fn start(name: &str) -> Self {
         let mut child = Command::new(example_path(name))
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .unwrap_or_else(|e| panic!("the {name} example starts: {e}"));
+        let mut errors = child.stderr.take().unwrap();
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = tokio::io::AsyncReadExt::read_to_string(&mut errors, &mut text).await;
+            text
+        });
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let first = within(lines.next_line())
             .await
@@ -72,6 +80,7 @@ impl RunningExample {
             entry,
             url,
             bearer,
+            stderr,
         }
     }
 
@@ -85,8 +94,9 @@ impl RunningExample {
             .unwrap()
     }
 
-    /// Sends SIGTERM and checks that the example exits cleanly.
-    pub async fn stop(mut self) {
+    /// Sends SIGTERM, checks that the example exits cleanly, and returns
+    /// what it wrote to stderr.
+    pub async fn stop(mut self) -> String {
         let pid = self.child.id().unwrap().to_string();
         let killed = Command::new("kill")
             .args(["-TERM", &pid])
@@ -95,10 +105,12 @@ impl RunningExample {
             .unwrap();
         assert!(killed.success());
         let status = within(self.child.wait()).await.unwrap();
+        let stderr = within(self.stderr).await.unwrap();
         assert!(
             status.success(),
-            "the example exits cleanly on SIGTERM: {status}"
+            "the example exits cleanly on SIGTERM: {status}\n{stderr}"
         );
+        stderr
     }
 }
 
