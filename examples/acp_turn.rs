@@ -5,7 +5,8 @@
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT]... [--permission allow|deny]
 //!     [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME]
-//!     [--ping-after-exit] [--sessions N] [--agent-takes-http NAME] -- AGENT_COMMAND [ARGS...]
+//!     [--ping-after-exit] [--sessions N] [--name-per-session] [--agent-takes-http NAME]
+//!     -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
 //! ```
 //!
@@ -13,7 +14,10 @@
 //! the same ACP session. `--sessions N` runs the prompts in N ACP sessions
 //! in a row on the one agent process, each with a fresh `ToolSession` (a
 //! new bearer, the same server name and URL), as a runner that keeps warm
-//! agents does.
+//! agents does. With `--name-per-session`, the entry of session N > 1 is
+//! named `demo-N` instead of `demo`: fast-agent keeps one MCP server per
+//! name for its whole process, and refuses a second session's entry
+//! (another bearer) under a name it already holds.
 //!
 //! # Agents
 //!
@@ -55,6 +59,21 @@
 //!   guardian, a model request, review tools without `readOnlyHint`, and
 //!   this client is never asked; `INITIAL_AGENT_MODE=workspace-write` makes
 //!   it ask this client instead.
+//! - **fast-agent** (PyPI `fast-agent-mcp`): `-- fast-agent-acp --model
+//!   generic.NAME` with `GENERIC_BASE_URL` (an OpenAI-compatible endpoint),
+//!   and `FAST_AGENT_HOME` (else it writes `./.fast-agent`). It asks
+//!   permission for every MCP call, and keeps one MCP server per name for
+//!   its whole process: give `--name-per-session` with `--sessions`.
+//! - **Mistral Vibe** (PyPI `mistral-vibe`): `-- vibe-acp`, with a provider
+//!   in `$HOME/.vibe/config.toml`, and `--agent-takes-http
+//!   @mistralai/mistral-vibe`: it takes an `http` server without declaring
+//!   it. Its model reaches MCP tools only from code (`run_typescript`). It
+//!   asks permission for every MCP call.
+//! - **Kilo** (npm `@kilocode/cli`, or its platform package): `-- kilo acp`,
+//!   with a provider and `enabled_providers` in
+//!   `$HOME/.config/kilo/kilo.json`, `KILO_DISABLE_MODELS_FETCH=1` and
+//!   `KILO_TELEMETRY_LEVEL=off`. Its MCP servers belong to the working
+//!   directory, not the ACP session: one live session per directory.
 //!
 //! The agent is spawned with this process's environment and spoken to in
 //! ACP v1 over its stdio (JSON-RPC 2.0, one message per line), written by
@@ -105,6 +124,7 @@
 //! exit with status 1.
 #![deny(warnings)]
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -154,7 +174,7 @@ async fn main() {
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT]... [--permission allow|deny] \
 [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME] [--ping-after-exit] \
-[--sessions N] [--agent-takes-http NAME] -- AGENT_COMMAND [ARGS...]";
+[--sessions N] [--name-per-session] [--agent-takes-http NAME] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
 struct Args {
@@ -174,6 +194,8 @@ struct Args {
     /// The `agentInfo.name` of an agent known to take an `http` server
     /// without declaring it.
     takes_http: Option<String>,
+    /// Name session N's entry `demo-N` (N > 1).
+    name_per_session: bool,
     agent: Vec<String>,
 }
 
@@ -188,6 +210,7 @@ impl Args {
             ping_after_exit: false,
             sessions: 1,
             takes_http: None,
+            name_per_session: false,
             agent: Vec::new(),
         };
         while let Some(arg) = args.next() {
@@ -213,6 +236,7 @@ impl Args {
                 "--bearer-in-env" => parsed.bearer_in_env = Some(value()?),
                 "--ping-after-exit" => parsed.ping_after_exit = true,
                 "--agent-takes-http" => parsed.takes_http = Some(value()?),
+                "--name-per-session" => parsed.name_per_session = true,
                 "--sessions" => {
                     parsed.sessions = match value()?.parse() {
                         Ok(n) if n >= 1 => n,
@@ -272,7 +296,12 @@ async fn run(args: Args) -> Result<(), String> {
                 open_session(&host)?
             }
         };
-        let params = session_new_params(&args, &session, &init, private_dir.is_some())?;
+        let mut params = session_new_params(&args, &session, &init, private_dir.is_some())?;
+        if args.name_per_session && n > 1 {
+            let name = format!("demo-{n}");
+            println!("[host] session {n}'s server is named {name}");
+            params["mcpServers"][0]["name"] = json!(name);
+        }
         let new = agent.request("session/new", params).await?;
         wait_for_first_listing(&session).await;
         for text in &args.prompts {
@@ -462,6 +491,9 @@ struct Agent {
     allow: bool,
     /// Whether message chunks are being printed on the current line.
     in_chunks: bool,
+    /// Each tool call's title, by id, for a permission request that gives
+    /// only the id (Mistral Vibe's).
+    titles: HashMap<String, String>,
 }
 
 impl Agent {
@@ -483,6 +515,7 @@ impl Agent {
             next_id: 1,
             allow,
             in_chunks: false,
+            titles: HashMap::new(),
         })
     }
 
@@ -574,10 +607,15 @@ impl Agent {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let chosen = options.iter().find(|o| o["kind"] == wanted);
+        let id = params
+            .pointer("/toolCall/toolCallId")
+            .and_then(Value::as_str);
         let title = params
             .pointer("/toolCall/title")
             .and_then(Value::as_str)
-            .unwrap_or("?");
+            .or_else(|| self.titles.get(id?).map(String::as_str))
+            .unwrap_or("?")
+            .to_owned();
         self.end_chunks();
         match chosen.and_then(|o| o["optionId"].as_str()) {
             Some(option) => {
@@ -601,6 +639,11 @@ impl Agent {
             "agent_thought_chunk" => self.chunk("[thought] ", &update["content"]),
             "tool_call" => {
                 self.end_chunks();
+                if let (Some(id), Some(title)) =
+                    (update["toolCallId"].as_str(), update["title"].as_str())
+                {
+                    self.titles.insert(id.to_owned(), title.to_owned());
+                }
                 println!(
                     "[tool call] {} ({}, {}) {}",
                     update["title"].as_str().unwrap_or("?"),

@@ -10,10 +10,12 @@
 //! sink, `NO_PROXY` covers loopback: an agent that honours them cannot
 //! reach the network, and the test sees that it tried.
 //!
-//! Needs Node.js and npm, on Unix. `.ci/run` installs the pinned packages
-//! and sets `EMBACLE_NO_SKIP=1`, under which a missing Node or
-//! npm fails the tests; elsewhere each test says on the terminal (past the
-//! test harness's capture) that it was skipped, and why, and returns.
+//! Needs Node.js and npm, on Unix; the Python agents (fast-agent, Mistral
+//! Vibe) need Python 3.12 or newer, which `tests/acp-agent-python/install`
+//! finds. `.ci/run` installs the pinned packages and sets
+//! `EMBACLE_NO_SKIP=1`, under which a missing Node, npm or Python fails the
+//! tests; elsewhere each test says on the terminal (past the test harness's
+//! capture) that it was skipped, and why, and returns.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -30,11 +32,12 @@ use super::scripted_model::ScriptedModel;
 use super::stubs::ProxySink;
 
 /// The pinned packages, one per agent (`tests/acp-agent/package.json`).
-const PACKAGES: [&str; 4] = [
+const PACKAGES: [&str; 5] = [
     "@github/copilot",
     "@agentclientprotocol/claude-agent-acp",
     "@google/gemini-cli",
     "@agentclientprotocol/codex-acp",
+    "@kilocode/cli-linux-x64",
 ];
 
 /// Agents unpack and cache things on first run: one turn at a time.
@@ -62,6 +65,44 @@ pub async fn agents_dir() -> Option<PathBuf> {
         ensure_installed(&dir, package).await;
     }
     Some(dir)
+}
+
+/// A Python agent's venv (`tests/acp-agent-python/.venv-NAME`, `NAME`
+/// being `fast-agent` or `vibe`), installed by that folder's `install`
+/// when missing; `None` (after saying why) when it cannot be, and the
+/// tests may skip.
+pub async fn python_agent(name: &str) -> Option<PathBuf> {
+    static INSTALL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _turn = INSTALL.lock().await;
+    let dir = client_dir("acp-agent-python");
+    let installed = Command::new(dir.join("install"))
+        .arg(name)
+        .stdout(Stdio::null())
+        .output()
+        .await
+        .expect("tests/acp-agent-python/install runs");
+    if !installed.status.success() {
+        super::skipped(&format!(
+            "{name} could not be installed, so it did not run: {}",
+            String::from_utf8_lossy(&installed.stderr).trim()
+        ));
+        return None;
+    }
+    Some(dir.join(format!(".venv-{name}")))
+}
+
+/// The installed version of `package` in the Python agent's `venv`,
+/// observed in README.md's agent table as `` `PACKAGE` VERSION ``.
+pub fn observe_python_package(agent: &str, venv: &Path, package: &str) {
+    let asked = std::process::Command::new(venv.join("bin").join("python"))
+        .args([
+            "-c",
+            &format!("import importlib.metadata as m; print(m.version({package:?}))"),
+        ])
+        .output()
+        .unwrap();
+    let version = String::from_utf8(asked.stdout).unwrap();
+    observe(agent, "package", &format!("`{package}` {}", version.trim()));
 }
 
 /// An agent's command line and environment.
@@ -231,20 +272,7 @@ pub async fn run_turn(
 ) -> Turn {
     let sink = ProxySink::start().await;
     let work = TempDir::new("work");
-    let mut command = Command::new(example_path("acp_turn"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .envs(sink.env())
-        .envs(agent.env.iter().map(|(k, v)| (*k, v)))
-        .args(args)
-        .arg("--")
-        .args(&agent.command)
-        .current_dir(&work.0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    let mut command = turn_command(agent, &sink, &work, args);
     let (finished, done) = tokio::sync::watch::channel(false);
     let mut child = command.spawn().expect("acp_turn runs");
     let watcher = tokio::spawn(watch_for_bearers(child.id().unwrap(), done));
@@ -290,6 +318,44 @@ pub async fn run_turn(
         turn.stdout
     );
     turn
+}
+
+/// `acp_turn ARGS -- AGENT` in `work`, with nothing of this process's
+/// environment but `PATH`, and the sink as every proxy.
+fn turn_command(agent: &Agent, sink: &ProxySink, work: &TempDir, args: &[&str]) -> Command {
+    let mut command = Command::new(example_path("acp_turn"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(sink.env())
+        .envs(agent.env.iter().map(|(k, v)| (*k, v)))
+        .args(args)
+        .arg("--")
+        .args(&agent.command)
+        .current_dir(&work.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// Runs `acp_turn` with `args` against `agent`, as [`run_turn`] does, for a
+/// turn that must fail: what it printed, stdout then stderr. Fails the
+/// test if `acp_turn` succeeded, or if the agent tried to reach beyond
+/// the machine.
+pub async fn run_failing_turn(agent: &Agent, args: &[&str]) -> String {
+    let sink = ProxySink::start().await;
+    let work = TempDir::new("work");
+    let run = turn_command(agent, &sink, &work, args).output();
+    let output = tokio::time::timeout(Duration::from_secs(180), run)
+        .await
+        .expect("the turn finished within 3 minutes")
+        .expect("acp_turn runs");
+    let printed = String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "acp_turn succeeded:\n{printed}");
+    assert!(sink.attempts().is_empty(), "{:?}", sink.attempts());
+    printed.into_owned()
 }
 
 /// [`run_turn`] with the agent given `proxy`'s address (`--mcp-via`)
@@ -368,7 +434,8 @@ pub const SECRET_NOW: &str = "Echo the secret now.";
 pub const REFUSAL: &str = "deleting every note needs the user's confirmation in the app";
 
 /// The cell of README.md's agent table in `agent`'s column (a header that
-/// names it: `Copilot`, `Claude`, `Gemini`, `Codex`) and the row whose
+/// names it: `Copilot`, `Claude`, `Gemini`, `Codex`, `fast-agent`, `Vibe`,
+/// `Kilo`) and the row whose
 /// first cell starts with `row`.
 pub fn readme_cell(agent: &str, row: &str) -> String {
     let readme =

@@ -1,5 +1,7 @@
 //! OpenAI Chat Completions, streamed: `chat.completion.chunk` events, then
-//! `data: [DONE]`. A tool result is a `role: tool` message.
+//! `data: [DONE]`. A tool result is a `role: tool` message. A request with
+//! `stream_options.include_usage` gets the usage chunk OpenAI sends last
+//! (Mistral Vibe fails a reply without one).
 
 use serde_json::{json, Value};
 
@@ -16,7 +18,7 @@ pub(crate) fn answer(path: &str, body: &Value, script: &[ToolCallScript]) -> Ans
             "created": 0, "model": model, "choices": [choice]});
         ("chunk", chunk)
     };
-    let events = match next_step(script, &conversation(body)) {
+    let mut events = match next_step(script, &conversation(body)) {
         Step::Text(text) => vec![
             chunk(json!({"role": "assistant", "content": ""}), Value::Null),
             chunk(json!({"content": text}), Value::Null),
@@ -34,6 +36,14 @@ pub(crate) fn answer(path: &str, body: &Value, script: &[ToolCallScript]) -> Ans
             ]
         }
     };
+    if body["stream_options"]["include_usage"] == true {
+        let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+        events.push((
+            "chunk",
+            json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+            "created": 0, "model": model, "choices": [], "usage": usage}),
+        ));
+    }
     Answer::stream(sse(&events, false) + "data: [DONE]\n\n")
 }
 
@@ -56,10 +66,13 @@ fn conversation(body: &Value) -> Conversation {
             .first()
             .map(|m| text(&m["content"]))
             .unwrap_or_default(),
+        // Mistral Vibe's code tool answers with the JSON of what the code
+        // returned: a text result arrives as a JSON string.
         results: since_prompt
             .iter()
             .filter(|m| m["role"] == "tool")
             .map(|m| text(&m["content"]))
+            .map(|text| serde_json::from_str::<String>(&text).unwrap_or(text))
             .collect(),
         offered: body["tools"]
             .as_array()

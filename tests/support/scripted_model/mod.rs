@@ -11,7 +11,11 @@
 //! that quotes the last tool result (`The tool said: …`). A call whose tool
 //! is not offered in that request ends the turn with text that says so.
 //! An agent that defers tools behind a search tool (Claude Code's
-//! `ToolSearch`) is first asked to load the tool (`messages.rs`).
+//! `ToolSearch`) is first asked to load the tool (`messages.rs`). An agent
+//! that offers its MCP tools only through code (Mistral Vibe's
+//! `run_typescript`, which calls them as `tools.mcp_SERVER.TOOL(args)`) is
+//! given code that makes the call, for the server `acp_turn` hosts
+//! (`demo`).
 //!
 //! Some agents ask the model to review a tool call before making it
 //! (Claude Code's auto-mode classifier, Codex's guardian): those requests
@@ -268,10 +272,21 @@ pub(crate) fn next_step(script: &[ToolCallScript], conversation: &Conversation) 
             arguments: arguments.clone(),
             n: conversation.results.len() + 1,
         },
+        None if conversation.offered.iter().any(|name| name == CODE_TOOL) => Step::Call {
+            name: CODE_TOOL.to_owned(),
+            arguments: json!({"code": format!(
+                "async function main() {{ return await tools.mcp_demo.{tool}({arguments}); }}"
+            )}),
+            n: conversation.results.len() + 1,
+        },
         // Not offered: say so, so the test's failure shows it.
         None => Step::Text(format!("The scripted tool {tool} was not offered.")),
     }
 }
+
+/// The tool through which Mistral Vibe's model calls MCP tools, in
+/// TypeScript.
+pub(crate) const CODE_TOOL: &str = "run_typescript";
 
 /// `data: …` events, each followed by a blank line; `event:` lines too
 /// when `named`.
