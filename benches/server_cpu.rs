@@ -16,7 +16,9 @@
 //!   of list changes open on its session (`host_listening`), and with every
 //!   call naming an MCP session (`Mcp-Session-Id`, `host_session_id`), and
 //!   with the same `MCP-Protocol-Version` header but no id
-//!   (`host_versioned`); each of the last three also as a ratio to
+//!   (`host_versioned`), and with an observer that counts every request
+//!   (`host_observed`: what a cheap observer costs; the others have none,
+//!   the default); each of the last four also as a ratio to
 //!   `host_1`, and `host_session_id` to `host_versioned` (the id's own
 //!   cost: its header, its lookup);
 //! - 32 connections: the same, 32 keep-alive connections at once;
@@ -32,7 +34,7 @@
 //! the whole process to one CPU for the sequential figures, as
 //! `scripts/perf-report` does: `taskset -c 0 cargo bench --bench server_cpu`.
 //!
-//! For callgrind, `server_cpu serve host|floor_a|floor_b` runs one server
+//! For callgrind, `server_cpu serve host|host_observed|floor_a|floor_b` runs one server
 //! until its stdin closes, printing `ADDR AUTHORIZATION` first, and
 //! `server_cpu drive ADDR AUTHORIZATION N [versioned|session]` makes N
 //! sequential calls from another process (with `MCP-Protocol-Version`, or
@@ -84,6 +86,20 @@ fn own_schedstat() -> PathBuf {
 
 fn host_server(label: &'static str, sessions: usize) -> Server {
     host_server_with(label, sessions, bench_config())
+}
+
+/// The bench's host config with an observer that counts requests: the
+/// least an observer does.
+fn observed_config() -> embacle_tool_host::ToolHostConfig {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let seen = std::sync::Arc::new(AtomicU64::new(0));
+    let observer = embacle_tool_host::observe::Observer::new(move |_| {
+        seen.fetch_add(1, Ordering::Relaxed);
+    });
+    embacle_tool_host::ToolHostConfig {
+        observer: Some(observer),
+        ..bench_config()
+    }
 }
 
 fn host_server_with(
@@ -229,7 +245,9 @@ fn rounds(
     let index = |label: &str| servers.iter().position(|s| s.label == label).unwrap();
     for host in servers.iter().filter(|s| s.label.starts_with("host")) {
         let against: &[&str] = match host.label {
-            "host_listening" | "host_versioned" => &["floor_a", "floor_b", "host_1"],
+            "host_listening" | "host_versioned" | "host_observed" => {
+                &["floor_a", "floor_b", "host_1"]
+            }
             "host_session_id" => &["floor_a", "floor_b", "host_1", "host_versioned"],
             _ => &["floor_a", "floor_b"],
         };
@@ -268,6 +286,7 @@ fn main() {
         host_server("host_listening", 1),
         host_server("host_session_id", 1),
         host_server("host_versioned", 1),
+        host_server_with("host_observed", 1, observed_config()),
         floor_server("floor_a", false),
         floor_server("floor_b", true),
     ];
@@ -352,7 +371,8 @@ fn main() {
     );
 }
 
-/// `serve LABEL`: one server on this thread until stdin closes.
+/// `serve LABEL`: one server on this thread until stdin closes (`host`,
+/// `host_observed`, `floor_a`, `floor_b`).
 fn serve(label: &str) {
     std::thread::spawn(|| {
         let mut sink = Vec::new();
@@ -368,7 +388,11 @@ fn serve(label: &str) {
                 (spawn_floor_with(label == "floor_b").await, String::new())
             }
             _ => {
-                let host = ToolHost::bind(bench_config()).await.unwrap();
+                let config = match label {
+                    "host_observed" => observed_config(),
+                    _ => bench_config(),
+                };
+                let host = ToolHost::bind(config).await.unwrap();
                 let session = host.open_session(surface(1)).unwrap();
                 let addr = host.local_addr();
                 let authorization = authorization(&session);

@@ -75,6 +75,8 @@
 //!   header read timeout, write stalls, graceful shutdown.
 //! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, panic
 //!   containment, base64.
+//! - `observer.rs`: the window on every request ([`observe`]) and the
+//!   [`SessionId`] it names sessions by.
 //! - `error.rs`: the one public [`Error`].
 //! - `bench_support.rs` (hidden, `bench-internals` feature): what the
 //!   crate's benches and fuzz targets reach without a socket. Not API.

@@ -125,8 +125,8 @@ pub(crate) async fn serve(
         Ok(response) => response,
         Err(rejection) => {
             let response = rejection.into_response();
-            if let (Some(observer), Some(since)) = (&shared.config.observer, since) {
-                observer.tell(&rejected(session, since, response.status()));
+            if let Some(since) = since {
+                tell_rejected(&shared, session, since, response.status());
             }
             response
         }
@@ -135,14 +135,16 @@ pub(crate) async fn serve(
     Ok(response)
 }
 
-/// What the observer is told of a request refused before dispatch:
-/// nothing of it but its session, if its bearer was live, and the status.
-fn rejected(
-    session: Option<SessionId>,
-    since: Instant,
-    status: StatusCode,
-) -> Observation<'static> {
-    Observation {
+/// Tells the observer of a request refused before dispatch: nothing of it
+/// but its session, if its bearer was live, and the status. Cold: only a
+/// host with an observer comes here.
+#[cold]
+#[inline(never)]
+fn tell_rejected(shared: &Shared, session: Option<SessionId>, since: Instant, status: StatusCode) {
+    let Some(observer) = &shared.config.observer else {
+        return;
+    };
+    observer.tell(&Observation {
         session,
         method: None,
         tool: None,
@@ -152,7 +154,7 @@ fn rejected(
             status: status.as_u16(),
         },
         traceparent: None,
-    }
+    });
 }
 
 /// Step 3's first half, on a request that carries `Authorization`: when

@@ -234,7 +234,7 @@ async fn handle_request(
     request: Request<'_>,
     era: Era,
     framing: Framing,
-    watch: Option<Watch>,
+    watch: Option<Box<Watch>>,
     out: &mut Vec<u8>,
 ) -> Handled {
     let Request { id, method, params } = request;

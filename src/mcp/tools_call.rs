@@ -48,7 +48,7 @@ pub(super) async fn tools_call(
     era: Era,
     may_stream: bool,
     headers: ParamHeaders<'_>,
-    watch: Option<Watch>,
+    watch: Option<Box<Watch>>,
     out: &mut Vec<u8>,
 ) -> Handled {
     let tell = |outcome| {
@@ -84,7 +84,7 @@ pub(super) async fn tools_call(
             watch,
         )))
     } else {
-        run(lease, &id, &call, era, None, watch.as_ref(), out).await
+        run(lease, &id, &call, era, None, watch.as_deref(), out).await
     }
 }
 
@@ -108,12 +108,12 @@ fn streamed(
     call: CheckedCall<'static>,
     era: Era,
     events: Arc<CallEvents>,
-    watch: Option<Watch>,
+    watch: Option<Box<Watch>>,
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
         let mut out = Vec::with_capacity(256);
-        let watch = watch.as_ref();
+        let watch = watch.as_deref();
         match run(&lease, &id, &call, era, Some(&call_events), watch, &mut out).await {
             Handled::Wrote(_) | Handled::Erred(..) => Some(out),
             // The response head is already sent: say it in the stream.

@@ -16,7 +16,8 @@ use crate::tool::is_valid_name;
 
 /// One request being watched: when its head arrived, and what of it the
 /// observer is told besides its method. Owned, so a streamed call can take
-/// it along.
+/// it along, and boxed, so the futures that carry it past their awaits grow
+/// by a pointer, not by the watch.
 pub(super) struct Watch {
     since: Instant,
     /// For `tools/call`: `params.name`, once it is a name a tool could have.
@@ -27,8 +28,12 @@ pub(super) struct Watch {
 
 impl Watch {
     /// The watch on a request whose head arrived at `since`, reading its
-    /// tool name (for `tools/call`) and trace context from `params`.
-    pub(super) fn new(since: Instant, method: &str, params: Option<&Params<'_>>) -> Self {
+    /// tool name (for `tools/call`) and trace context from `params`. Cold:
+    /// only a host with an observer comes here, and the dispatcher's hot
+    /// path should not carry its code.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn new(since: Instant, method: &str, params: Option<&Params<'_>>) -> Box<Self> {
         let tool = match (method, params) {
             ("tools/call", Some(params)) => params.get_str("name").filter(|n| is_valid_name(n)),
             _ => None,
@@ -39,14 +44,16 @@ impl Watch {
             .and_then(|meta| meta.get("traceparent"))
             .and_then(Value::as_str)
             .and_then(valid_traceparent);
-        Self {
+        Box::new(Self {
             since,
             tool: tool.map(|tool| tool.into_owned()),
             traceparent: traceparent.map(str::to_owned),
-        }
+        })
     }
 
     /// Tells the host's observer what the request came to.
+    #[cold]
+    #[inline(never)]
     pub(super) fn tell(&self, lease: &Lease, method: &str, era: Option<Era>, outcome: Outcome) {
         let Some(observer) = &lease.shared.config.observer else {
             return;
@@ -65,6 +72,8 @@ impl Watch {
 
 /// Tells the host's observer of a body, or a message in it, that was not a
 /// readable request: no method, an error of this code.
+#[cold]
+#[inline(never)]
 pub(super) fn tell_unreadable(lease: &Lease, since: Option<Instant>, code: i32) {
     if let (Some(observer), Some(since)) = (&lease.shared.config.observer, since) {
         observer.tell(&Observation {
