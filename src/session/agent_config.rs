@@ -2,12 +2,11 @@
 //! `mcpServers` array checked against the agent's capabilities, and the
 //! config files of agents that read MCP servers from a file.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
+use super::private_file;
 use super::runner::Runner;
 use super::tool_session::{McpServers, ToolSession};
 use crate::error::Error;
@@ -192,7 +191,13 @@ impl ToolSession {
     /// swap the file for one naming a server of theirs). Use a private
     /// runtime directory (`$XDG_RUNTIME_DIR`, mode 0700), or a directory of
     /// your own, mode 0700; elsewhere than Unix the file takes `dir`'s
-    /// access rules.
+    /// access rules. Every directory above `dir` must belong to this user
+    /// or root, and be writable by no one else unless sticky. On Linux the
+    /// checks and the write are one walk by file descriptor, each
+    /// directory opened without following a symlink and checked as
+    /// opened, so no directory swapped while it runs redirects the file; on
+    /// other Unix systems the same checks are made by name, before the
+    /// write.
     ///
     /// A process that ends without dropping the guard leaves the file
     /// behind, holding a dead bearer: an abort, or a signal it does not
@@ -280,13 +285,9 @@ fn agent_named(initialize_result: &Value) -> String {
 }
 
 /// Writes `config` to a new file in `dir`, readable by its owner alone
-/// (mode 0600 on Unix), and returns its path.
-///
-/// `dir` is resolved first (`canonicalize`): the path returned names no
-/// symlink. The name ends in random hex, and the file must not exist yet
-/// (`create_new`, which also refuses to follow a symlink planted at that
-/// path), so no other local user can make the host write elsewhere or read
-/// the bearer.
+/// (mode 0600 on Unix), in a directory no other user can change
+/// (`private_file.rs`), and returns its path, which names no symlink. The
+/// name ends in random hex.
 pub(crate) fn write_config_file(
     dir: &Path,
     runner: Runner,
@@ -295,140 +296,6 @@ pub(crate) fn write_config_file(
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).expect("the operating system's random generator failed");
     let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-    // Resolved, so the path names no symlink another user could swap, and
-    // every directory above it is the one checked.
-    let dir = fs::canonicalize(dir).map_err(Error::config_file)?;
-    let path = dir.join(format!("embacle-mcp-{}-{hex}.json", runner.file_stem()));
-    create_private(&path, config.to_string().as_bytes()).map_err(Error::config_file)?;
-    Ok(path)
-}
-
-/// Creates `path` with `bytes`, owner-only on Unix; never over an existing
-/// file or through a symlink, and (on Unix) only in a directory of this
-/// process's user that no one else may write. A failure to create leaves
-/// the path alone (it is not ours); a refused directory or a failure to
-/// write removes the file.
-fn create_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    let written = check_directory(path, &file)
-        .and_then(|()| file.write_all(bytes))
-        .and_then(|()| file.sync_all());
-    if written.is_err() {
-        let _ = fs::remove_file(path);
-    }
-    written
-}
-
-/// Refuses a directory that another user could use to swap the file
-/// between its writing and the agent's reading (and so hand the agent a
-/// server of their choosing): one this process's user does not own, or
-/// one that its group or others may write, sticky bit or not. The new
-/// file, still empty, says who this process's user is.
-///
-/// Every directory above it is checked too, up to the root, as OpenSSH's
-/// `StrictModes` does: one that another user owns (root aside), or that
-/// its group or others may write without the sticky bit, lets them rename
-/// the directory away and put one of their own, with a file of their own,
-/// at the path the agent is given. `dir` is checked as it resolves
-/// (`canonicalize`), which is the path the file is given by.
-#[cfg(unix)]
-fn check_directory(path: &Path, file: &fs::File) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let (ours, theirs) = (file.metadata()?, fs::metadata(dir)?);
-    let why = if theirs.uid() != ours.uid() {
-        format!(
-            "it belongs to uid {}, not to this process's uid {}",
-            theirs.uid(),
-            ours.uid()
-        )
-    } else if theirs.mode() & 0o022 != 0 {
-        format!("others may write to it (mode {:o})", theirs.mode() & 0o7777)
-    } else {
-        return check_ancestors(dir, ours.uid());
-    };
-    Err(not_private(dir, &why))
-}
-
-/// Each directory above `dir`: owned by `uid` or root, and writable by no
-/// one else unless sticky.
-#[cfg(unix)]
-fn check_ancestors(dir: &Path, uid: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    for ancestor in dir.ancestors().skip(1) {
-        let meta = fs::metadata(ancestor)?;
-        let mode = meta.mode() & 0o7777;
-        let why = if meta.uid() != uid && meta.uid() != 0 {
-            format!(
-                "{} above it belongs to uid {}",
-                ancestor.display(),
-                meta.uid()
-            )
-        } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-            format!(
-                "others may write to {} above it (mode {mode:o}, not sticky), so they may rename it away",
-                ancestor.display()
-            )
-        } else {
-            continue;
-        };
-        return Err(not_private(dir, &why));
-    }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn not_private(dir: &Path, why: &str) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::PermissionDenied,
-        format!(
-            "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
-            dir.display()
-        ),
-    )
-}
-
-#[cfg(not(unix))]
-fn check_directory(_: &Path, _: &fs::File) -> std::io::Result<()> {
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An existing file, or a symlink planted at the name, is refused and
-    /// left as it was.
-    #[test]
-    fn never_over_an_existing_path() {
-        let dir =
-            std::env::temp_dir().join(format!("embacle-create-private-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
-        }
-        let existing = dir.join("existing.json");
-        fs::write(&existing, b"theirs").unwrap();
-        let err = create_private(&existing, b"ours").unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-        assert_eq!(fs::read(&existing).unwrap(), b"theirs");
-        #[cfg(unix)]
-        {
-            let target = dir.join("target.json");
-            let link = dir.join("link.json");
-            std::os::unix::fs::symlink(&target, &link).unwrap();
-            assert!(create_private(&link, b"ours").is_err());
-            assert!(!target.exists(), "nothing written through the link");
-        }
-        let fresh = dir.join("fresh.json");
-        create_private(&fresh, b"ours").unwrap();
-        assert_eq!(fs::read(&fresh).unwrap(), b"ours");
-        fs::remove_dir_all(&dir).unwrap();
-    }
+    let name = format!("embacle-mcp-{}-{hex}.json", runner.file_stem());
+    private_file::write(dir, &name, config.to_string().as_bytes()).map_err(Error::config_file)
 }

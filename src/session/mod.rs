@@ -1,11 +1,13 @@
 //! The caller's side of a session: [`ToolSession`], the guard whose drop
 //! revokes the bearer, and [`McpServers`], its ACP `mcpServers` entry
 //! (`tool_session.rs`); each kind of agent's config — the ACP array checked
-//! against the agent's capabilities, and config files written only into
-//! private directories (`agent_config.rs`); and [`Runner`], each agent
-//! tested and how it names tools to its model (`runner.rs`).
+//! against the agent's capabilities, and config files (`agent_config.rs`),
+//! written only into private directories, checked by descriptor as they
+//! are walked (`private_file.rs`); and [`Runner`], each agent tested and
+//! how it names tools to its model (`runner.rs`).
 
 mod agent_config;
+mod private_file;
 mod runner;
 mod tool_session;
 
