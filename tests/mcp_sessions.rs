@@ -457,3 +457,27 @@ async fn the_result_waits_for_the_re_listing_the_notice_asks_for() {
     assert_eq!(within(call).await.unwrap().first_text(), "unlocked");
     assert_eq!(fx.session().listings_served(), 1);
 }
+
+/// A result held for the re-listing ends with its guard: dropped while
+/// the result waits, the guard's revocation ends the hold, and the call
+/// is answered 401, never with the result of a session that is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_result_ends_with_its_guard() {
+    let mut fx = gated(ToolHostConfig::default()).await;
+    let (addr, bearer) = (fx.addr, fx.bearer.clone());
+    let id = open_mcp_session(addr, &bearer, "2025-11-25").await;
+    let mut stream = Conn::open(addr).await;
+    let mut events = stream
+        .send_streaming(&bodiless("GET", addr, &bearer, Some(&id)))
+        .await;
+    let call = tokio::spawn({
+        let (bearer, id) = (bearer.clone(), id.clone());
+        async move { post_in(addr, &bearer, &id, &call_body(1, "unlock", json!({}))).await }
+    });
+    let heard = event_within(&mut events, STEP).await;
+    assert_eq!(heard.as_deref(), Some(LIST_CHANGED));
+    assert!(!call.is_finished(), "the result is held for the re-listing");
+    fx.revoke();
+    let answered = within(call).await.unwrap();
+    assert_eq!(answered.status, 401, "{}", answered.text());
+}

@@ -278,7 +278,8 @@ async fn check_param_headers(
 
 /// Runs a checked call and writes its response: `Wrote` a complete
 /// response (a result or an error); `Revoked` when the bearer died before
-/// the surface could be invoked, and `Silent` when the call was cancelled,
+/// the surface could be invoked (or during a hold on its result), and
+/// `Silent` when the call was cancelled,
 /// both with nothing written. A cancelled POST still needs an HTTP answer:
 /// it gets what a message without a response gets (202, no body). Tells
 /// the `watch`, if any, what the call came to.
@@ -301,8 +302,12 @@ async fn run(
     let invocation = invoke(lease, id, call, events).await;
     // A list change the tool signalled goes out on the session's streams
     // before its result does (see `state/list_changed/`), so an agent that
-    // reads the notice first re-lists before its next model request.
-    changes.hold_result(before).await;
+    // reads the notice first re-lists before its next model request. A
+    // guard dropped meanwhile ends the hold, and the result goes nowhere.
+    let invocation = match changes.hold_result(before).await {
+        true if !lease.is_live() => Invocation::Revoked,
+        _ => invocation,
+    };
     if let Some(watch) = watch {
         watch.tell(lease, "tools/call", Some(era), invocation.outcome());
     }
@@ -360,7 +365,8 @@ enum Invocation {
     /// A failed outcome, a panic or the time limit: the JSON-RPC error.
     Failed(ErrorObject),
     Cancelled,
-    /// The bearer died before the surface was invoked.
+    /// The bearer died before the surface was invoked, or before its held
+    /// result could be sent.
     Revoked,
 }
 

@@ -41,6 +41,13 @@
 //! headless, Codex) pays [`RELIST_WAIT`], only on the calls that changed
 //! the list while it listened.
 //!
+//! **Not past the guard.** A revocation (the guard's drop) ends every step
+//! of the hold at once, and the dispatcher then sends nothing of the held
+//! result (a 401, or on a stream the revocation's error): the drop ends the
+//! session's responses as it ends its streams. The call did run, and counts
+//! as served. (Before, such a result still went out, up to
+//! [`RELIST_WAIT`] after the drop.)
+//!
 //! **The listings it waits for.** The same type counts the session's
 //! answered `tools/list`s (one atomic add and a wake per listing): the
 //! re-listing above waits on that count, and so does
@@ -170,11 +177,13 @@ impl ListChanges {
         }
     }
 
-    /// Ends the session's streams; later signals do nothing.
+    /// Ends the session's streams and any hold on a result; later signals
+    /// do nothing.
     pub(crate) fn revoke(&self) {
         self.revoked.store(true, Ordering::SeqCst);
         self.wake.notify_waiters();
         self.progressed.notify_waiters();
+        self.listed.notify_waiters();
     }
 
     pub(crate) fn is_revoked(&self) -> bool {
@@ -293,20 +302,26 @@ impl ListChanges {
     /// its tool signalled a change and a stream is open, until the notice
     /// is out on every open stream, then until the client re-lists, then a
     /// moment for it to apply the new list (see the module's docs); each
-    /// step bounded, and skipped when the one before it did not finish.
-    pub(crate) async fn hold_result(&self, before: u64) {
+    /// step bounded, skipped when the one before it did not finish, and
+    /// ended by a revocation. True when it held the result at all.
+    pub(crate) async fn hold_result(&self, before: u64) -> bool {
         let generation = self.generation();
         if generation == before || !self.has_streams() {
-            return;
+            return false;
         }
         let listed = self.listings();
-        if self.delivered(generation, DELIVERY_WAIT).await
-            && waiting_at_most(RELIST_WAIT, self.listed_more_than(listed))
-                .await
-                .is_some()
-        {
-            tokio::time::sleep(APPLY_WAIT).await;
+        if !self.delivered(generation, DELIVERY_WAIT).await {
+            return true;
         }
+        let relisted = wait_for(&self.listed, || match self.is_revoked() {
+            true => Some(false),
+            false => (self.listings() > listed).then_some(true),
+        });
+        if waiting_at_most(RELIST_WAIT, relisted).await == Some(true) {
+            let revoked = wait_for(&self.progressed, || self.is_revoked().then_some(()));
+            let _ = waiting_at_most(APPLY_WAIT, revoked).await;
+        }
+        true
     }
 
     /// A `tools/list` was answered: wakes what waits for a listing.

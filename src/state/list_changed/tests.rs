@@ -156,3 +156,28 @@ async fn a_result_is_held_for_delivery_then_relisting() {
     release.await.unwrap();
     assert_eq!(held(1).await, RELIST_WAIT, "delivered, never re-listed");
 }
+
+/// A revocation ends a hold at once, in whichever step it waits.
+#[tokio::test(start_paused = true)]
+async fn a_revocation_ends_a_hold() {
+    let changes = Arc::new(ListChanges::new(true));
+    let audience = Audience::starting_at(0);
+    let _slot = changes.open_stream(4, Arc::clone(&audience)).unwrap();
+    changes.signal();
+    changes.delivered_to(&audience, 1);
+    let revoke = {
+        let changes = Arc::clone(&changes);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(7)).await;
+            changes.revoke();
+        })
+    };
+    let started = tokio::time::Instant::now();
+    assert!(changes.hold_result(0).await, "a result was held");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(7),
+        "until the revocation"
+    );
+    revoke.await.unwrap();
+}
