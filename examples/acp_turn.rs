@@ -250,6 +250,13 @@ impl Args {
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
+        if parsed.bearer_in_env.is_some() && parsed.config_file.is_some() {
+            return Err(
+                "--bearer-in-env keeps the bearer out of the entry, but --config-file \
+                writes the entry, bearer and all, to a file: give one or the other"
+                    .to_owned(),
+            );
+        }
         if parsed.sessions > 1 && parsed.config_file.is_some() {
             return Err(
                 "--config-file hands the agent one session's bearer: use one session".to_owned(),

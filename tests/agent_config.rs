@@ -379,3 +379,29 @@ async fn the_bearer_can_live_in_the_agents_environment() {
         assert!(err.is_invalid_config(), "{bad:?}: {err}");
     }
 }
+
+/// `acp_turn` never writes a bearer it was asked to keep out of the
+/// entry: `--bearer-in-env` with `--config-file` is refused as a usage
+/// error (status 2, before anything is bound or written), saying why.
+#[test]
+fn acp_turn_refuses_a_config_file_with_the_bearer_in_the_environment() {
+    let acp_turn = support::processes::example_path("acp_turn");
+    let args = [
+        "--bearer-in-env",
+        "TOOLS_BEARER",
+        "--config-file",
+        "copilot-cli",
+        "--",
+        "true",
+    ];
+    let output = std::process::Command::new(acp_turn)
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--bearer-in-env keeps the bearer out of the entry, but --config-file"),
+        "{stderr}"
+    );
+}
