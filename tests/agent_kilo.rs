@@ -22,6 +22,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::agents::*;
+use support::mcp_proxy::McpProxy;
 use support::scripted_model::ScriptedModel;
 
 /// Kilo, offline, with `model` as its only provider; `ask` makes its
@@ -84,12 +85,17 @@ fn tool_message(request: &Value) -> String {
 }
 
 /// A tool, listed before `session/new` answered, called without a
-/// permission request, and quoted.
+/// permission request, and quoted; the MCP it spoke, seen by a forwarder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kilo_calls_a_tool_and_quotes_it() {
-    let Some(turn) = kilo_turn(&["--prompt", WEATHER], false).await else {
+    let Some(dir) = agents_dir().await else {
         return;
     };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let model = ScriptedModel::start(demo_script()).await;
+    let proxy = McpProxy::recording().await;
+    let args = ["--prompt", WEATHER];
+    let turn = run_turn_through(&proxy, &kilo(&dir, &model, false), &model, &args).await;
     assert!(offered(&turn.requests[0]).contains(&"demo_get_weather".to_owned()));
     assert_eq!(turn.lines("[host] the agent listed the tools ").len(), 1);
     assert!(turn.lines("[permission]").is_empty(), "{}", turn.stdout);
@@ -103,6 +109,23 @@ async fn kilo_calls_a_tool_and_quotes_it() {
         BearerSeen::default(),
         "where the bearer showed up"
     );
+    let requests = proxy.requests();
+    let methods: Vec<&str> = requests.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(methods.first(), Some(&"initialize"), "{methods:?}");
+    assert!(methods.contains(&"GET"), "{methods:?}");
+    assert!(!methods.contains(&"server/discover"), "{methods:?}");
+    assert!(!methods.contains(&"DELETE"), "{methods:?}");
+    let call = methods.iter().position(|m| *m == "tools/call").unwrap();
+    assert!(
+        methods[call..].contains(&"notifications/cancelled"),
+        "{methods:?}"
+    );
+    let versions: Vec<_> = requests
+        .iter()
+        .filter_map(|r| r.version.as_deref())
+        .collect();
+    assert!(versions.iter().all(|v| *v == "2025-11-25"), "{versions:?}");
+    observe("Kilo", "MCP it speaks", "2025-11-25 (`initialize`, `Mcp-Session-Id`, the GET stream; no `DELETE`); cancels each call after its answer");
     observe_package("Kilo", "@kilocode/cli-linux-x64");
     observe("Kilo", "model sees", "`demo_get_weather`");
     observe("Kilo", "tool search", "none: every tool offered");
