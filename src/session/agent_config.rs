@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
+use super::mcp_servers::McpServers;
 use super::private_file;
 use super::runner::Runner;
-use super::tool_session::{McpServers, ToolSession};
+use super::tool_session::ToolSession;
 use crate::error::Error;
 
 impl McpServers<'_> {

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
 
-use super::tool_session::BearerEnv;
+use super::mcp_servers::BearerEnv;
 use crate::error::Error;
 use crate::tool::Tool;
 
