@@ -51,7 +51,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use tokio::sync::Notify;
 
 use crate::conn::idle_deadline::Activity;
-use crate::conn::session_share::SessionShare;
+use crate::conn::session_share::{SessionShare, ShareMember};
 use crate::util::wait_for;
 
 /// No request has presented a live bearer yet.
@@ -373,6 +373,16 @@ impl Drop for Admitted {
         if idle {
             self.admission.all_ended.notify_waiters();
         }
+    }
+}
+
+impl ShareMember for Connection {
+    fn charged_to(&self, share: &SessionShare) -> bool {
+        self.is_charged_to(share)
+    }
+
+    fn give_slot_up(self: Arc<Self>, share: &SessionShare) {
+        self.demote(share);
     }
 }
 

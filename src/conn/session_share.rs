@@ -36,7 +36,17 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::conn::admission::Connection;
+/// What a share asks of a connection charged to it (`admission.rs`'s
+/// `Connection`): a trait, so that the share names no type of the
+/// admission's and the two files import one way only.
+pub(super) trait ShareMember: Send + Sync {
+    /// Whether it is charged to `share` now.
+    fn charged_to(&self, share: &SessionShare) -> bool;
+
+    /// `share`'s session was revoked: it is charged to none, and pending
+    /// again (when it still was charged to `share`).
+    fn give_slot_up(self: Arc<Self>, share: &SessionShare);
+}
 
 /// The connections charged to one session.
 #[derive(Debug, Default)]
@@ -47,7 +57,7 @@ pub(crate) struct SessionShare {
     revoked: AtomicBool,
     /// The connections charged here, and some since moved or ended (pruned
     /// as it grows), to demote when the session is revoked.
-    members: Mutex<Vec<Weak<Connection>>>,
+    members: Mutex<Vec<Weak<dyn ShareMember>>>,
 }
 
 impl SessionShare {
@@ -64,7 +74,7 @@ impl SessionShare {
         self.revoked.store(true, Ordering::SeqCst);
         let members = std::mem::take(&mut *self.lock());
         for connection in members.iter().filter_map(Weak::upgrade) {
-            connection.demote(self);
+            connection.give_slot_up(self);
         }
     }
 
@@ -86,24 +96,28 @@ impl SessionShare {
 
     /// Records `connection`, just charged here, so that revocation finds
     /// it; demotes it at once when the session was revoked meanwhile.
-    pub(super) fn enlist(self: &Arc<Self>, connection: &Arc<Connection>, limit: usize) {
+    pub(super) fn enlist<M: ShareMember + 'static>(
+        self: &Arc<Self>,
+        connection: &Arc<M>,
+        limit: usize,
+    ) {
         {
             let mut members = self.lock();
             // Moved away or ended: prune, so moving back and forth keeps
             // the list within about twice the share.
             if members.len() >= 2 * limit.clamp(4, 1 << 16) {
-                members.retain(|m| m.upgrade().is_some_and(|c| c.is_charged_to(self)));
+                members.retain(|m| m.upgrade().is_some_and(|c| c.charged_to(self)));
             }
-            members.push(Arc::downgrade(connection));
+            members.push(Arc::downgrade(connection) as Weak<dyn ShareMember>);
         }
         // `revoke` sets the flag before it takes the list: either it saw
         // this connection, or this load sees the flag.
         if self.revoked.load(Ordering::SeqCst) {
-            connection.demote(self);
+            Arc::clone(connection).give_slot_up(self);
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Weak<Connection>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Weak<dyn ShareMember>>> {
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

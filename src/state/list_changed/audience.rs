@@ -4,8 +4,6 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::ListChanges;
-
 /// One client's streams: what they have announced, so that each change
 /// reaches the client once, on one of them.
 #[derive(Debug, Default)]
@@ -47,36 +45,5 @@ impl Audience {
 
     pub(crate) fn is_ended(&self) -> bool {
         self.ended.load(Ordering::SeqCst)
-    }
-}
-
-/// An open stream's place among its session's streams and in its
-/// audience, given back when the stream's body is dropped.
-#[derive(Debug)]
-pub(crate) struct StreamSlot {
-    pub(super) changes: Arc<ListChanges>,
-    pub(super) audience: Arc<Audience>,
-}
-
-impl StreamSlot {
-    pub(crate) fn changes(&self) -> &ListChanges {
-        &self.changes
-    }
-
-    pub(crate) fn audience(&self) -> &Audience {
-        &self.audience
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut listening = self.changes.listening();
-        if self.audience.open.fetch_sub(1, Ordering::SeqCst) == 1 {
-            listening.retain(|a| !Arc::ptr_eq(a, &self.audience));
-        }
-        drop(listening);
-        self.changes.open_streams.fetch_sub(1, Ordering::SeqCst);
-        // A call waiting for this stream to announce waits no more.
-        self.changes.progressed.notify_waiters();
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use super::ListChanges;
+use super::changes::ListChanges;
 
 /// Tells the agents listening on one session that its tool list changed,
 /// so they ask `tools/list` again.

@@ -1,6 +1,7 @@
 //! The list-change owner's own tests, on a paused clock.
 
 use super::*;
+use crate::state::ListChangedNotifier;
 
 /// Signals count; a generation is claimed once per audience; the
 /// stream limit holds and frees; revocation stops signals and streams.
