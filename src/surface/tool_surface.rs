@@ -14,8 +14,8 @@ use crate::util::BoxFuture;
 /// Both halves are asked **on every request**: `tools/list` calls
 /// [`list_tools`](Self::list_tools), and `tools/call` first checks that
 /// the tool is visible right now ([`is_visible`](Self::is_visible), or in
-/// 2026-07-28 the live list) and only then runs it. A surface implements [`list_tools`](Self::list_tools) and
-/// one of the two ways to run a tool: [`call`](Self::call) (the name and
+/// 2026-07-28 the live list) and only then runs it. A surface implements
+/// [`list_tools`](Self::list_tools) and one of the two ways to run a tool: [`call`](Self::call) (the name and
 /// arguments) or [`call_with`](Self::call_with) (the call's full context:
 /// progress, logging, cancellation). So a tool withdrawn mid-session vanishes
 /// from the next listing and stops being callable, without reopening the
@@ -97,9 +97,10 @@ pub trait ToolSurface: Send + Sync + 'static {
     /// Runs the tool `name` with `arguments` (a JSON object; `{}` when the
     /// client sent none).
     ///
-    /// The host calls this only for a name that [`is_visible`](Self::is_visible)
-    /// just confirmed, on a session whose bearer it re-checked immediately
-    /// before. The arguments are not validated against the tool's input
+    /// The host calls this only for a name it just found visible — by
+    /// [`is_visible`](Self::is_visible) in the legacy era, in a fresh
+    /// [`list_tools`](Self::list_tools) in 2026-07-28 — on a session whose
+    /// bearer it re-checked immediately before. The arguments are not validated against the tool's input
     /// schema: check them and answer [`ToolOutcome::refused`] with a readable
     /// reason, so the model can correct itself (MCP 2025-11-25 wants argument
     /// errors reported that way, not as protocol errors).

@@ -2,8 +2,8 @@
 //! [`Tool`] descriptors (`definition.rs`, rendered once for every listing),
 //! [`ToolOutcome`] — success, refusal or failure — with its
 //! [`OutcomeBuilder`] (`outcome.rs`), and [`ContentBlock`]s with their
-//! per-revision rendering (`content.rs`). All public API, re-exported from
-//! the crate root.
+//! per-revision rendering (`content.rs`). All public API: [`Tool`] and
+//! [`ToolOutcome`] at the crate root, the rest in its `content` module.
 
 mod content;
 mod definition;
