@@ -3,8 +3,9 @@
 //!
 //! Event order on the wire: the opening message if any (2026-07-28's
 //! acknowledgement, always first), then a change notification as soon as a
-//! change is seen — or, within [`COALESCE`] of the previous one, at the end
-//! of that window, for every change it gathered (see `state/list_changed/`) —
+//! change is seen — or, within the coalescing window of the previous one,
+//! at the end of that window, for every change it gathered
+//! ([`AnnouncementWindow`], in `state/list_changed/`) —
 //! with `:` keep-alive comments after each `keep_alive` of silence. A
 //! change goes out on this stream only if no other stream of its audience
 //! (the same client) announced it first. The stream ends:
@@ -26,11 +27,10 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use tokio::sync::futures::OwnedNotified;
 use tokio::sync::Notify;
-use tokio::time::{Instant, Sleep};
 
 use crate::http::sse::{event, KeepAlive};
 use crate::mcp::Subscription;
-use crate::state::COALESCE;
+use crate::state::AnnouncementWindow;
 use crate::util::Latch;
 
 /// One open notification stream.
@@ -41,11 +41,9 @@ pub(crate) struct NotificationStream {
     host_closing: Arc<Latch>,
     /// The last generation of changes this stream has caught up with.
     seen: u64,
-    /// The end of the coalescing window the last announcement opened:
-    /// changes seen before it wait for it.
-    quiet_until: Option<Instant>,
-    /// Armed when a change is seen inside the window.
-    coalesce: Option<Pin<Box<Sleep>>>,
+    /// When it may announce a change (at once, or at the end of the
+    /// coalescing window its last announcement opened).
+    window: AnnouncementWindow,
     /// An announcement returned to hyper and not yet known to be written.
     handover: Option<Handover>,
     changed: Waiter,
@@ -76,8 +74,7 @@ impl NotificationStream {
             subscription,
             host_closing,
             seen,
-            quiet_until: None,
-            coalesce: None,
+            window: AnnouncementWindow::default(),
             handover: None,
             changed,
             closing,
@@ -126,9 +123,9 @@ impl NotificationStream {
             return Poll::Ready(self.end());
         }
         let generation = changes.generation();
-        if generation != self.seen && self.window_closed(cx) {
+        if generation != self.seen && self.window.is_closed(cx) {
             self.seen = generation;
-            self.quiet_until = Some(Instant::now() + COALESCE);
+            self.window.open();
             if let Some(frame) = self.announce(generation) {
                 self.keep_alive.sent();
                 return Poll::Ready(Some(frame));
@@ -153,27 +150,6 @@ impl NotificationStream {
             flushed: false,
         });
         Some(event(&listening.change))
-    }
-
-    /// Whether a change may be announced now: no announcement is recent, or
-    /// the window the last one opened has closed (else the task is woken
-    /// when it does).
-    fn window_closed(&mut self, cx: &mut Context<'_>) -> bool {
-        let Some(until) = self.quiet_until else {
-            return true;
-        };
-        if Instant::now() >= until {
-            self.coalesce = None;
-            return true;
-        }
-        let sleep = self
-            .coalesce
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
-        if sleep.as_mut().poll(cx).is_ready() {
-            self.coalesce = None;
-            return true;
-        }
-        false
     }
 
     /// Ends the stream gracefully: its closing message, if it has one.
@@ -218,7 +194,7 @@ mod tests {
     use super::*;
     use crate::config::ToolHostConfig;
     use crate::mcp::legacy_stream;
-    use crate::state::{Lease, Shared};
+    use crate::state::{Lease, Shared, COALESCE};
     use crate::surface::ToolSurface;
     use crate::tool::{Tool, ToolOutcome};
     use serde_json::Value;

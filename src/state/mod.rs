@@ -26,6 +26,8 @@ mod shared;
 pub use list_changed::ListChangedNotifier;
 
 pub(crate) use entry::FirstPoll;
-pub(crate) use list_changed::{Audience, StreamRefused, StreamSlot, COALESCE};
+#[cfg(test)]
+pub(crate) use list_changed::COALESCE;
+pub(crate) use list_changed::{AnnouncementWindow, Audience, StreamRefused, StreamSlot};
 pub(crate) use mcp_session::{McpSession, McpSessionHeader};
 pub(crate) use shared::{Lease, SessionState, Shared};

@@ -13,14 +13,9 @@ use crate::util::{wait_for, waiting_at_most};
 
 use super::audience::Audience;
 
-/// After an announcement, how long further changes are gathered into the
-/// next one, so that a burst of signals costs the client two listings at
-/// most.
-pub(crate) const COALESCE: Duration = Duration::from_millis(20);
-
 /// Longest a call whose tool changed the list waits for the change to be
 /// handed to the session's open streams before its result is released.
-/// Longer than [`COALESCE`], so a change that falls in a coalescing window
+/// Longer than [`COALESCE`](super::window::COALESCE), so a change that falls in a coalescing window
 /// is still announced first.
 pub(super) const DELIVERY_WAIT: Duration = Duration::from_millis(100);
 

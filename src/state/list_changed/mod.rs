@@ -7,8 +7,10 @@
 //! streams wait on. The folder's files import one way: `audience.rs`, what
 //! a stream's client shares, imports none of them; `changes.rs`, the owner
 //! and the slot a stream holds in it, builds on `audience.rs`; `notifier.rs`,
-//! the public handle that signals, on `changes.rs`; this map only re-exports
-//! (the SSE body that writes the notices is `http/notification_stream.rs`).
+//! the public handle that signals, on `changes.rs`; `window.rs`, when a
+//! stream may announce (the coalescing window below), imports none; this
+//! map only re-exports (the SSE body that writes the notices, and asks the
+//! window, is `http/notification_stream.rs`).
 //!
 //! Every stream belongs to an [`Audience`]: the streams one client reads,
 //! which share one record of the newest generation announced to that
@@ -70,7 +72,11 @@
 mod audience;
 mod changes;
 mod notifier;
+mod window;
 
 pub(crate) use audience::Audience;
-pub(crate) use changes::{ListChanges, StreamRefused, StreamSlot, COALESCE};
+pub(crate) use changes::{ListChanges, StreamRefused, StreamSlot};
 pub use notifier::ListChangedNotifier;
+pub(crate) use window::AnnouncementWindow;
+#[cfg(test)]
+pub(crate) use window::COALESCE;
