@@ -129,6 +129,27 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     output
 }
 
+/// A call's result as the dispatcher writes it, a JSON-RPC response with
+/// id 1, in the revision `version` (`"2025-03-26"` … `"2026-07-28"`);
+/// `None` for a revision the host does not speak.
+pub fn render_outcome(outcome: &crate::tool::ToolOutcome, version: &str) -> Option<Vec<u8>> {
+    use crate::protocol::era::{LEGACY_VERSIONS, MODERN_VERSIONS};
+    use crate::protocol::Era;
+    let era = match (
+        LEGACY_VERSIONS.iter().find(|v| **v == version),
+        MODERN_VERSIONS.iter().find(|v| **v == version),
+    ) {
+        (Some(legacy), _) => Era::Legacy(legacy),
+        (None, Some(modern)) => Era::Modern(modern),
+        (None, None) => return None,
+    };
+    let mut out = Vec::new();
+    crate::jsonrpc::write_result(&mut out, &serde_json::Value::from(1), |result| {
+        outcome.write_members(result, era);
+    });
+    Some(out)
+}
+
 /// The owner of the client's end of the loopback connection from `peer` to
 /// `local`, as the peer-user check asks the kernel for it.
 pub fn peer_uid(local: std::net::SocketAddr, peer: std::net::SocketAddr) -> Option<u32> {

@@ -279,10 +279,10 @@ async fn check_param_headers(
 /// Runs a checked call and writes its response: `Wrote` a complete
 /// response (a result or an error); `Revoked` when the bearer died before
 /// the surface could be invoked (or during a hold on its result), and
-/// `Silent` when the call was cancelled,
-/// both with nothing written. A cancelled POST still needs an HTTP answer:
-/// it gets what a message without a response gets (202, no body). Tells
-/// the `watch`, if any, what the call came to.
+/// `Silent` when the call was cancelled, both with nothing written. A
+/// cancelled POST still needs an HTTP answer: it gets what a message
+/// without a response gets (202, no body). Tells the `watch`, if any, what
+/// the call came to.
 async fn run(
     lease: &Lease,
     id: &Value,
