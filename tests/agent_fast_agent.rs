@@ -21,7 +21,6 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 use support::agents::*;
 use support::mcp_proxy::McpProxy;
 use support::scripted_model::ScriptedModel;
@@ -54,23 +53,6 @@ async fn fast_agent_turn(args: &[&str]) -> Option<Turn> {
     Some(run_turn(&fast_agent(&venv, &model), &model, args, |_| {}).await)
 }
 
-fn offered(request: &Value) -> Vec<String> {
-    let tools = request["tools"].as_array().into_iter().flatten();
-    tools
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// The last `role: tool` message of a model request.
-fn tool_message(request: &Value) -> String {
-    let messages = request["messages"].as_array().unwrap();
-    let tool = messages.iter().rev().find(|m| m["role"] == "tool");
-    tool.expect("a tool message")["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 /// A tool, asked permission for, called and quoted, on the 2026-07-28
 /// path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,7 +65,7 @@ async fn fast_agent_calls_a_tool_and_quotes_it() {
     let proxy = McpProxy::recording().await;
     let args = ["--prompt", WEATHER];
     let turn = run_turn_through(&proxy, &fast_agent(&venv, &model), &model, &args).await;
-    assert!(offered(&turn.requests[0]).contains(&"demo__get_weather".to_owned()));
+    assert!(chat_offered(&turn.requests[0]).contains(&"demo__get_weather".to_owned()));
     assert_eq!(
         turn.lines("[permission] demo/get_weather").len(),
         1,
@@ -91,7 +73,10 @@ async fn fast_agent_calls_a_tool_and_quotes_it() {
         turn.stdout
     );
     turn.assert_has(r#"[host] tool call get_weather {"city":"Paris"}"#);
-    assert_eq!(tool_message(&turn.requests[1]), "Sunny and 21 °C in Paris");
+    assert_eq!(
+        last_tool_message(&turn.requests[1]),
+        "Sunny and 21 °C in Paris"
+    );
     turn.assert_has("[agent] The tool said: Sunny and 21 °C in Paris");
     turn.assert_has("[turn] end_turn");
     turn.assert_has("[host] calls served: 1");
@@ -153,7 +138,7 @@ async fn fast_agent_carries_a_refusal_to_the_model() {
         return;
     };
     assert_eq!(turn.lines("[host] tool call delete_all_notes ").len(), 1);
-    assert!(tool_message(&turn.requests[1]).contains(REFUSAL));
+    assert!(last_tool_message(&turn.requests[1]).contains(REFUSAL));
     turn.assert_has("[host] calls served: 1");
 }
 
@@ -170,7 +155,7 @@ async fn fast_agent_denied_permission_reaches_no_tool() {
         turn.stdout
     );
     assert!(turn.lines("[host] tool call").is_empty(), "{}", turn.stdout);
-    assert!(tool_message(&turn.requests[1]).contains("declined permission"));
+    assert!(last_tool_message(&turn.requests[1]).contains("declined permission"));
     turn.assert_has("[host] calls served: 0");
     observe(
         "fast-agent",
@@ -191,7 +176,7 @@ async fn fast_agent_offers_a_tool_added_mid_turn_from_the_next_prompt() {
     turn.assert_has("[host] tool call unlock {}");
     turn.assert_has("[agent] The scripted tool secret_echo was not offered.");
     let last = turn.requests.last().unwrap();
-    assert!(offered(last).contains(&"demo__secret_echo".to_owned()));
+    assert!(chat_offered(last).contains(&"demo__secret_echo".to_owned()));
     assert_eq!(
         turn.lines("[host] tool call secret_echo ").len(),
         1,

@@ -20,7 +20,7 @@ mod support;
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use support::agents::*;
 use support::mcp_proxy::McpProxy;
 use support::scripted_model::ScriptedModel;
@@ -67,23 +67,6 @@ async fn kilo_turn(args: &[&str], ask: bool) -> Option<Turn> {
     Some(run_turn(&kilo(&dir, &model, ask), &model, args, |_| {}).await)
 }
 
-fn offered(request: &Value) -> Vec<String> {
-    let tools = request["tools"].as_array().into_iter().flatten();
-    tools
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// The `role: tool` message of a model request.
-fn tool_message(request: &Value) -> String {
-    let messages = request["messages"].as_array().unwrap();
-    let tool = messages.iter().rev().find(|m| m["role"] == "tool");
-    tool.expect("a tool message")["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 /// A tool, listed before `session/new` answered, called without a
 /// permission request, and quoted; the MCP it spoke, seen by a forwarder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,11 +79,11 @@ async fn kilo_calls_a_tool_and_quotes_it() {
     let proxy = McpProxy::recording().await;
     let args = ["--prompt", WEATHER];
     let turn = run_turn_through(&proxy, &kilo(&dir, &model, false), &model, &args).await;
-    assert!(offered(&turn.requests[0]).contains(&"demo_get_weather".to_owned()));
+    assert!(chat_offered(&turn.requests[0]).contains(&"demo_get_weather".to_owned()));
     assert_eq!(turn.lines("[host] the agent listed the tools ").len(), 1);
     assert!(turn.lines("[permission]").is_empty(), "{}", turn.stdout);
     turn.assert_has(r#"[host] tool call get_weather {"city":"Paris"}"#);
-    assert!(tool_message(&turn.requests[1]).contains("Sunny and 21 °C in Paris"));
+    assert!(last_tool_message(&turn.requests[1]).contains("Sunny and 21 °C in Paris"));
     turn.assert_has("[agent] The tool said: Sunny and 21 °C in Paris");
     turn.assert_has("[turn] end_turn");
     turn.assert_has("[host] calls served: 1");
@@ -141,7 +124,7 @@ async fn kilo_carries_a_refusal_to_the_model() {
         return;
     };
     assert_eq!(turn.lines("[host] tool call delete_all_notes ").len(), 1);
-    assert_eq!(tool_message(&turn.requests[1]), REFUSAL);
+    assert_eq!(last_tool_message(&turn.requests[1]), REFUSAL);
     turn.assert_has(&format!("[agent] The tool said: {REFUSAL}"));
     turn.assert_has("[host] calls served: 1");
 }
@@ -176,8 +159,8 @@ async fn kilo_calls_a_tool_added_mid_turn() {
         return;
     };
     turn.assert_has("[host] tool call unlock {}");
-    assert!(!offered(&turn.requests[0]).contains(&"demo_secret_echo".to_owned()));
-    let next = offered(&turn.requests[1]);
+    assert!(!chat_offered(&turn.requests[0]).contains(&"demo_secret_echo".to_owned()));
+    let next = chat_offered(&turn.requests[1]);
     assert!(
         next.contains(&"demo_secret_echo".to_owned()),
         "offered in the same turn: {next:?}"

@@ -80,13 +80,6 @@ async fn vibe_turn(args: &[&str]) -> Option<Turn> {
     Some(run_turn(&vibe(&venv, &model), &model, &with_override(args), |_| {}).await)
 }
 
-fn offered(request: &Value) -> Vec<String> {
-    let tools = request["tools"].as_array().into_iter().flatten();
-    tools
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
 /// The code the model ran in its `n`th request's last tool call, and the
 /// tool message that answered it in the next request.
 fn code_and_result(turn: &Turn, n: usize) -> (String, String) {
@@ -117,7 +110,7 @@ async fn vibe_is_served_through_the_override_and_calls_a_tool() {
     let proxy = McpProxy::recording().await;
     let args = with_override(&["--prompt", WEATHER]);
     let turn = run_turn_through(&proxy, &vibe(&venv, &model), &model, &args).await;
-    let offered = offered(&turn.requests[0]);
+    let offered = chat_offered(&turn.requests[0]);
     assert!(
         offered.contains(&"run_typescript".to_owned()),
         "{offered:?}"

@@ -425,6 +425,25 @@ pub fn demo_script() -> Vec<super::scripted_model::ToolCallScript> {
     ]
 }
 
+/// The tool names a Chat Completions request offers its model
+/// (`tools[].function.name`): what fast-agent, Mistral Vibe and Kilo send.
+pub fn chat_offered(request: &Value) -> Vec<String> {
+    let tools = request["tools"].as_array().into_iter().flatten();
+    tools
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The text of a Chat Completions request's last `role: tool` message.
+pub fn last_tool_message(request: &Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool");
+    tool.expect("a tool message")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// The demo prompts.
 pub const WEATHER: &str = "What is the weather in Paris?";
 pub const NOTES: &str = "Delete all my notes.";
