@@ -148,7 +148,7 @@ pub(crate) fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
 /// `envelope.rs` rules that out, and the fuzz target checks it); were it
 /// ever to, the member would read as `null` rather than take the host down.
 pub(super) fn member_value(raw: &str) -> Value {
-    let value = serde_json::from_str(raw);
+    let value = serde_json::from_slice(raw.as_bytes());
     debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
     value.unwrap_or(Value::Null)
 }
@@ -158,7 +158,13 @@ pub(super) fn member_value(raw: &str) -> Value {
 pub(super) fn raw_string(raw: &str) -> Option<Cow<'_, str>> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
     if inner.contains('\\') {
-        serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+        // Read as a `Value`, the one type the host ever deserializes:
+        // reading a `String` would compile a second parser, with serde's
+        // error messages for every other type (and its float formatting).
+        match serde_json::from_slice(raw.as_bytes()) {
+            Ok(Value::String(text)) => Some(Cow::Owned(text)),
+            _ => None,
+        }
     } else {
         Some(Cow::Borrowed(inner))
     }

@@ -101,7 +101,11 @@ fn classify_envelope<'a>(
     envelope: Envelope<'a>,
     members: &'a RawMembers<'a>,
 ) -> Option<Message<'a>> {
-    let id: Option<Value> = envelope.id.map(serde_json::from_str).transpose().ok()?;
+    let id: Option<Value> = envelope
+        .id
+        .map(|raw| serde_json::from_slice(raw.as_bytes()))
+        .transpose()
+        .ok()?;
     let method = envelope.method.map(|raw| raw_string(raw).ok_or(NotAString));
     let params = envelope.params.map(|params| match params {
         RawParams::Object => ParamsMember::Object(Params::Raw(members)),
