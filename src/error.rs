@@ -14,8 +14,9 @@ use std::io;
 
 /// An error from building or running a [`ToolHost`](crate::ToolHost).
 ///
-/// The type is opaque: ask it what happened with the `is_*` predicates. They
-/// are not exhaustive, so that new cases can be added without breaking you.
+/// The type is opaque: ask it what happened with [`kind`](Error::kind),
+/// whose [`ErrorKind`] is not exhaustive, so that new cases can be added
+/// without breaking you.
 /// The [`Display`](fmt::Display) text is for people and is not a stable
 /// contract; it never contains a bearer. [`source`](std::error::Error::source)
 /// yields the underlying I/O error when there is one.
@@ -23,24 +24,65 @@ use std::io;
 /// # Examples
 ///
 /// ```
-/// use embacle_tool_host::Tool;
+/// use embacle_tool_host::{ErrorKind, Tool};
 /// use serde_json::json;
 ///
 /// let err = Tool::new("has space", "a tool", json!({"type": "object"})).unwrap_err();
-/// assert!(err.is_invalid_tool());
+/// assert_eq!(err.kind(), ErrorKind::InvalidTool);
 /// assert_eq!(
 ///     err.to_string(),
 ///     "invalid tool: name must be 1-128 characters of [A-Za-z0-9_.-]"
 /// );
 /// ```
 pub struct Error {
-    kind: ErrorKind,
+    cause: Cause,
     source: Option<io::Error>,
 }
 
-/// What went wrong. Private so that variants can change freely.
+/// What kind of [`Error`] happened: [`Error::kind`]'s answer.
+///
+/// Not exhaustive, so that new kinds can be added without breaking you.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The listener could not be bound (the port is taken, the address is
+    /// not local, ...). [`source`](std::error::Error::source) holds the I/O
+    /// error.
+    Bind,
+    /// [`ToolHost::bind`](crate::ToolHost::bind) was called outside a Tokio
+    /// runtime.
+    NoRuntime,
+    /// A [`ToolHostConfig`](crate::ToolHostConfig) field was refused, for
+    /// example a non-loopback `bind_addr`.
+    InvalidConfig,
+    /// A [`Tool`](crate::Tool) descriptor or a
+    /// [`StaticSurface`](crate::StaticSurface)'s list was refused, or
+    /// [`Runner::check_tool_names`](crate::agent::Runner::check_tool_names)
+    /// found a name an agent would not show the model whole.
+    InvalidTool,
+    /// Opening a session failed because
+    /// [`ToolHostConfig::max_sessions`](crate::ToolHostConfig::max_sessions)
+    /// sessions are live.
+    SessionLimit,
+    /// The host was shut down before the operation.
+    ShutDown,
+    /// [`ToolHost::shutdown_within`](crate::ToolHost::shutdown_within)'s
+    /// grace period passed before every connection finished: the rest, with
+    /// their work in flight, were closed.
+    ShutdownForced,
+    /// An ACP agent's capabilities say it cannot take an `http` MCP server
+    /// (see [`McpServers::for_acp_agent`](crate::agent::McpServers::for_acp_agent)).
+    UnsupportedAgent,
+    /// An agent's config file could not be written (see
+    /// [`ToolSession::write_mcp_config`](crate::ToolSession::write_mcp_config));
+    /// [`source`](std::error::Error::source) holds the I/O error.
+    ConfigFile,
+}
+
+/// What went wrong, with what the message needs. Private: the public
+/// answer is [`ErrorKind`], which carries no text.
 #[derive(Debug)]
-enum ErrorKind {
+enum Cause {
     /// The listener could not be bound.
     Bind,
     /// `bind` was called outside a Tokio runtime.
@@ -63,135 +105,89 @@ enum ErrorKind {
 
 impl Error {
     pub(crate) fn bind(source: io::Error) -> Self {
-        Self::of(ErrorKind::Bind, Some(source))
+        Self::of(Cause::Bind, Some(source))
     }
 
     pub(crate) fn no_runtime() -> Self {
-        Self::of(ErrorKind::NoRuntime, None)
+        Self::of(Cause::NoRuntime, None)
     }
 
     pub(crate) fn invalid_config(what: impl Into<std::borrow::Cow<'static, str>>) -> Self {
-        Self::of(ErrorKind::InvalidConfig(what.into()), None)
+        Self::of(Cause::InvalidConfig(what.into()), None)
     }
 
     pub(crate) fn invalid_tool(what: impl Into<String>) -> Self {
-        Self::of(ErrorKind::InvalidTool(what.into()), None)
+        Self::of(Cause::InvalidTool(what.into()), None)
     }
 
     pub(crate) fn session_limit() -> Self {
-        Self::of(ErrorKind::SessionLimit, None)
+        Self::of(Cause::SessionLimit, None)
     }
 
     pub(crate) fn shut_down() -> Self {
-        Self::of(ErrorKind::ShutDown, None)
+        Self::of(Cause::ShutDown, None)
     }
 
     pub(crate) fn shutdown_forced() -> Self {
-        Self::of(ErrorKind::ShutdownForced, None)
+        Self::of(Cause::ShutdownForced, None)
     }
 
     pub(crate) fn unsupported_agent(why: String) -> Self {
-        Self::of(ErrorKind::UnsupportedAgent(why), None)
+        Self::of(Cause::UnsupportedAgent(why), None)
     }
 
     pub(crate) fn config_file(source: io::Error) -> Self {
-        Self::of(ErrorKind::ConfigFile, Some(source))
+        Self::of(Cause::ConfigFile, Some(source))
     }
 
-    fn of(kind: ErrorKind, source: Option<io::Error>) -> Self {
-        Self { kind, source }
+    fn of(cause: Cause, source: Option<io::Error>) -> Self {
+        Self { cause, source }
     }
 
-    /// True when the listener could not be bound (the port is taken, the
-    /// address is not local, ...). [`source`](std::error::Error::source)
-    /// holds the I/O error.
-    pub fn is_bind(&self) -> bool {
-        matches!(self.kind, ErrorKind::Bind)
-    }
-
-    /// True when [`ToolHost::bind`](crate::ToolHost::bind) was called outside
-    /// a Tokio runtime.
-    pub fn is_no_runtime(&self) -> bool {
-        matches!(self.kind, ErrorKind::NoRuntime)
-    }
-
-    /// True when a [`ToolHostConfig`](crate::ToolHostConfig) field was
-    /// refused, for example a non-loopback `bind_addr`.
+    /// What went wrong, as a [`ErrorKind`] to match on.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// use embacle_tool_host::{ToolHost, ToolHostConfig};
+    /// use embacle_tool_host::{ErrorKind, ToolHost, ToolHostConfig};
     ///
     /// let config = ToolHostConfig {
     ///     bind_addr: "0.0.0.0".parse().unwrap(),
     ///     ..ToolHostConfig::default()
     /// };
     /// let err = ToolHost::bind(config).await.unwrap_err();
-    /// assert!(err.is_invalid_config());
+    /// assert_eq!(err.kind(), ErrorKind::InvalidConfig);
     /// # }
     /// ```
-    pub fn is_invalid_config(&self) -> bool {
-        matches!(self.kind, ErrorKind::InvalidConfig(_))
-    }
-
-    /// True when a [`Tool`](crate::Tool) descriptor or a
-    /// [`StaticSurface`](crate::StaticSurface)'s list was refused, or when
-    /// [`Runner::check_tool_names`](crate::agent::Runner::check_tool_names) found a
-    /// name an agent would not show the model whole.
-    pub fn is_invalid_tool(&self) -> bool {
-        matches!(self.kind, ErrorKind::InvalidTool(_))
-    }
-
-    /// True when opening a session failed because
-    /// [`ToolHostConfig::max_sessions`](crate::ToolHostConfig::max_sessions)
-    /// sessions are live.
-    pub fn is_session_limit(&self) -> bool {
-        matches!(self.kind, ErrorKind::SessionLimit)
-    }
-
-    /// True when the host was shut down before the operation.
-    pub fn is_shut_down(&self) -> bool {
-        matches!(self.kind, ErrorKind::ShutDown)
-    }
-
-    /// True when [`ToolHost::shutdown_within`](crate::ToolHost::shutdown_within)'s
-    /// grace period passed before every connection finished: the rest, with
-    /// their work in flight, were closed.
-    pub fn is_shutdown_forced(&self) -> bool {
-        matches!(self.kind, ErrorKind::ShutdownForced)
-    }
-
-    /// True when an ACP agent's capabilities say it cannot take an `http`
-    /// MCP server (see [`McpServers::for_acp_agent`](crate::agent::McpServers::for_acp_agent)).
-    pub fn is_unsupported_agent(&self) -> bool {
-        matches!(self.kind, ErrorKind::UnsupportedAgent(_))
-    }
-
-    /// True when an agent's config file could not be written (see
-    /// [`ToolSession::write_mcp_config`](crate::ToolSession::write_mcp_config));
-    /// [`source`](std::error::Error::source) holds the I/O error.
-    pub fn is_config_file(&self) -> bool {
-        matches!(self.kind, ErrorKind::ConfigFile)
+    pub fn kind(&self) -> ErrorKind {
+        match self.cause {
+            Cause::Bind => ErrorKind::Bind,
+            Cause::NoRuntime => ErrorKind::NoRuntime,
+            Cause::InvalidConfig(_) => ErrorKind::InvalidConfig,
+            Cause::InvalidTool(_) => ErrorKind::InvalidTool,
+            Cause::SessionLimit => ErrorKind::SessionLimit,
+            Cause::ShutDown => ErrorKind::ShutDown,
+            Cause::ShutdownForced => ErrorKind::ShutdownForced,
+            Cause::UnsupportedAgent(_) => ErrorKind::UnsupportedAgent,
+            Cause::ConfigFile => ErrorKind::ConfigFile,
+        }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            ErrorKind::Bind => f.write_str("could not bind the tool host listener"),
-            ErrorKind::NoRuntime => {
-                f.write_str("the tool host must be bound inside a tokio runtime")
-            }
-            ErrorKind::InvalidConfig(what) => write!(f, "invalid tool host config: {what}"),
-            ErrorKind::InvalidTool(what) => write!(f, "invalid tool: {what}"),
-            ErrorKind::SessionLimit => f.write_str("the tool host's session limit is reached"),
-            ErrorKind::ShutDown => f.write_str("the tool host is shut down"),
-            ErrorKind::ShutdownForced => {
+        match &self.cause {
+            Cause::Bind => f.write_str("could not bind the tool host listener"),
+            Cause::NoRuntime => f.write_str("the tool host must be bound inside a tokio runtime"),
+            Cause::InvalidConfig(what) => write!(f, "invalid tool host config: {what}"),
+            Cause::InvalidTool(what) => write!(f, "invalid tool: {what}"),
+            Cause::SessionLimit => f.write_str("the tool host's session limit is reached"),
+            Cause::ShutDown => f.write_str("the tool host is shut down"),
+            Cause::ShutdownForced => {
                 f.write_str("the shutdown's grace period passed before in-flight calls finished")
             }
-            ErrorKind::UnsupportedAgent(why) => f.write_str(why),
-            ErrorKind::ConfigFile => f.write_str("could not write the agent's MCP config file"),
+            Cause::UnsupportedAgent(why) => f.write_str(why),
+            Cause::ConfigFile => f.write_str("could not write the agent's MCP config file"),
         }
     }
 }
@@ -221,36 +217,37 @@ mod tests {
     use super::*;
     use std::error::Error as _;
 
-    /// Each constructor answers exactly its own predicate, and only the bind
-    /// error carries a source.
+    /// Each constructor has its own kind, and only the bind and
+    /// config-file errors carry a source.
     #[test]
-    fn predicates_are_exclusive() {
+    fn kinds_are_distinct() {
         let all = [
-            Error::bind(io::Error::from(io::ErrorKind::AddrInUse)),
-            Error::no_runtime(),
-            Error::invalid_config("x"),
-            Error::invalid_tool("y"),
-            Error::session_limit(),
-            Error::shut_down(),
-            Error::shutdown_forced(),
-            Error::unsupported_agent("the agent cannot".to_owned()),
-            Error::config_file(io::Error::from(io::ErrorKind::AlreadyExists)),
+            (
+                Error::bind(io::Error::from(io::ErrorKind::AddrInUse)),
+                ErrorKind::Bind,
+            ),
+            (Error::no_runtime(), ErrorKind::NoRuntime),
+            (Error::invalid_config("x"), ErrorKind::InvalidConfig),
+            (Error::invalid_tool("y"), ErrorKind::InvalidTool),
+            (Error::session_limit(), ErrorKind::SessionLimit),
+            (Error::shut_down(), ErrorKind::ShutDown),
+            (Error::shutdown_forced(), ErrorKind::ShutdownForced),
+            (
+                Error::unsupported_agent("the agent cannot".to_owned()),
+                ErrorKind::UnsupportedAgent,
+            ),
+            (
+                Error::config_file(io::Error::from(io::ErrorKind::AlreadyExists)),
+                ErrorKind::ConfigFile,
+            ),
         ];
-        for (i, e) in all.iter().enumerate() {
-            let answers = [
-                e.is_bind(),
-                e.is_no_runtime(),
-                e.is_invalid_config(),
-                e.is_invalid_tool(),
-                e.is_session_limit(),
-                e.is_shut_down(),
-                e.is_shutdown_forced(),
-                e.is_unsupported_agent(),
-                e.is_config_file(),
-            ];
-            for (j, a) in answers.iter().enumerate() {
-                assert_eq!(*a, i == j, "error {i} answered predicate {j} with {a}");
-            }
+        for (i, (e, kind)) in all.iter().enumerate() {
+            assert_eq!(e.kind(), *kind, "error {i}");
+            let others = all
+                .iter()
+                .filter(|(other, _)| other.kind() == *kind)
+                .count();
+            assert_eq!(others, 1, "{kind:?} is the kind of one error only");
             assert_eq!(e.source().is_some(), i == 0 || i == 8);
             let text = e.to_string();
             assert!(!text.ends_with('.'), "{text}");

@@ -108,13 +108,13 @@ impl ToolHost {
     ///
     /// # Errors
     ///
-    /// - [`Error::is_invalid_config`]: a config field was refused (see
+    /// - [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig): a config field was refused (see
     ///   [`ToolHostConfig`]), or the process's open-file limit cannot hold
     ///   [`max_connections`](ToolHostConfig::max_connections) (on Linux:
     ///   the soft `RLIMIT_NOFILE`, less the descriptors already open, must
     ///   leave `max_connections` + 64 free; the message gives the figures);
-    /// - [`Error::is_no_runtime`]: not called inside a Tokio runtime;
-    /// - [`Error::is_bind`]: the address could not be bound.
+    /// - [`ErrorKind::NoRuntime`](crate::ErrorKind::NoRuntime): not called inside a Tokio runtime;
+    /// - [`ErrorKind::Bind`](crate::ErrorKind::Bind): the address could not be bound.
     pub async fn bind(config: ToolHostConfig) -> Result<Self, Error> {
         config.validate()?;
         crate::conn::file_limit::check(config.max_connections).map_err(Error::invalid_config)?;
@@ -164,9 +164,9 @@ impl ToolHost {
     ///
     /// # Errors
     ///
-    /// - [`Error::is_session_limit`]: as many sessions are open as
+    /// - [`ErrorKind::SessionLimit`](crate::ErrorKind::SessionLimit): as many sessions are open as
     ///   [`ToolHostConfig::max_sessions`] allows;
-    /// - [`Error::is_shut_down`]: the host was shut down.
+    /// - [`ErrorKind::ShutDown`](crate::ErrorKind::ShutDown): the host was shut down.
     pub fn open_session<S: ToolSurface>(&self, surface: Arc<S>) -> Result<ToolSession, Error> {
         if *self.inner.stop.borrow() != Stop::Running {
             return Err(Error::shut_down());
@@ -205,7 +205,7 @@ impl ToolHost {
     ///
     /// # Errors
     ///
-    /// [`Error::is_shutdown_forced`] when `grace` passed and connections had
+    /// [`ErrorKind::ShutdownForced`](crate::ErrorKind::ShutdownForced) when `grace` passed and connections had
     /// to be closed with work in flight. The host is stopped either way.
     pub async fn shutdown_within(&self, grace: Duration) -> Result<(), Error> {
         self.inner.request_stop(Stop::Drain(Instant::now() + grace));

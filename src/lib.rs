@@ -77,7 +77,7 @@
 //!   containment, base64.
 //! - `observer.rs`: the window on every request ([`observe`]) and the
 //!   [`SessionId`] it names sessions by.
-//! - `error.rs`: the one public [`Error`].
+//! - `error.rs`: the one public [`Error`], and its [`ErrorKind`].
 //! - `bench_support.rs` (hidden, `bench-internals` feature): what the
 //!   crate's benches and fuzz targets reach without a socket. Not API.
 //!
@@ -133,7 +133,7 @@ mod tool;
 mod util;
 
 pub use config::ToolHostConfig;
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use host::ToolHost;
 pub use observer::SessionId;
 pub use session::ToolSession;

@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 
 use embacle_tool_host::agent::{Runner, MISTRAL_VIBE};
-use embacle_tool_host::ToolHostConfig;
+use embacle_tool_host::{ErrorKind, ToolHostConfig};
 use serde_json::{json, Value};
 use support::*;
 
@@ -47,7 +47,7 @@ async fn acp_entries_only_for_agents_that_take_http() {
     ];
     for (init, message) in refused {
         let err = servers.for_acp_agent(&init).unwrap_err();
-        assert!(err.is_unsupported_agent(), "{init}");
+        assert_eq!(err.kind(), ErrorKind::UnsupportedAgent, "{init}");
         assert!(err.to_string().contains(message), "{err}");
     }
 }
@@ -86,13 +86,13 @@ async fn an_agent_that_takes_http_undeclared_is_served_only_by_name() {
     ];
     for (init, message) in refused {
         let err = servers.for_acp_agent_taking_http(&init, vibe).unwrap_err();
-        assert!(err.is_unsupported_agent(), "{init}");
+        assert_eq!(err.kind(), ErrorKind::UnsupportedAgent, "{init}");
         assert!(err.to_string().contains(&message), "{err}");
         assert!(servers.for_acp_agent(&init).is_err(), "{init}");
     }
     let anyone = json!({"protocolVersion": 1, "agentInfo": {"name": ""}});
     let err = servers.for_acp_agent_taking_http(&anyone, "").unwrap_err();
-    assert!(err.is_invalid_config(), "{err}");
+    assert_eq!(err.kind(), ErrorKind::InvalidConfig, "{err}");
 }
 
 /// Each runner's JSON, with the headers as an object and the session's
@@ -120,7 +120,7 @@ async fn config_shapes() {
     for runner in [Runner::GeminiCli, Runner::Codex] {
         assert_eq!(runner.config_flag(), None);
         let err = servers.config_for(runner).unwrap_err();
-        assert!(err.is_unsupported_agent(), "{err}");
+        assert_eq!(err.kind(), ErrorKind::UnsupportedAgent, "{err}");
         assert!(err.to_string().contains("session/new"), "{err}");
     }
 }
@@ -159,14 +159,14 @@ async fn config_files_live_as_long_as_the_session() {
         .session()
         .write_mcp_config(Runner::GeminiCli, &dir)
         .unwrap_err();
-    assert!(err.is_unsupported_agent(), "{err}");
+    assert_eq!(err.kind(), ErrorKind::UnsupportedAgent, "{err}");
     let missing = dir.join("no-such-dir");
     let err = fixture
         .session()
         .write_mcp_config(Runner::ClaudeCode, &missing)
         .unwrap_err();
     assert!(
-        err.is_config_file() && std::error::Error::source(&err).is_some(),
+        err.kind() == ErrorKind::ConfigFile && std::error::Error::source(&err).is_some(),
         "{err}"
     );
 
@@ -200,7 +200,7 @@ async fn tool_name_check_uses_the_real_prefix() {
     let err = Runner::CopilotCli
         .check_tool_names(&long_server, &listed)
         .unwrap_err();
-    assert!(err.is_invalid_tool());
+    assert_eq!(err.kind(), ErrorKind::InvalidTool);
     assert!(
         err.to_string().contains("Copilot CLI shows tool \"echo\""),
         "{err}"
@@ -233,7 +233,7 @@ async fn config_files_only_go_in_private_directories() {
             .session()
             .write_mcp_config(Runner::ClaudeCode, &dir)
             .unwrap_err();
-        assert!(err.is_config_file(), "{err}");
+        assert_eq!(err.kind(), ErrorKind::ConfigFile, "{err}");
         let source = std::error::Error::source(&err).unwrap().to_string();
         assert!(
             source.contains(why) && source.contains("private directory"),
@@ -336,7 +336,11 @@ async fn every_directory_above_must_be_safe_too() {
         .session()
         .write_mcp_config(Runner::ClaudeCode, Path::new("/tmp"))
         .unwrap_err();
-    assert!(tmp.is_config_file(), "/tmp itself is refused: {tmp}");
+    assert_eq!(
+        tmp.kind(),
+        ErrorKind::ConfigFile,
+        "/tmp itself is refused: {tmp}"
+    );
     fixture.revoke();
     std::fs::remove_dir_all(&root).unwrap();
 }
@@ -376,7 +380,7 @@ async fn the_bearer_can_live_in_the_agents_environment() {
         &"X".repeat(65),
     ] {
         let err = servers.with_bearer_from_env(bad).unwrap_err();
-        assert!(err.is_invalid_config(), "{bad:?}: {err}");
+        assert_eq!(err.kind(), ErrorKind::InvalidConfig, "{bad:?}: {err}");
     }
 }
 

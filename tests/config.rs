@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use embacle_tool_host::{ToolHost, ToolHostConfig};
+use embacle_tool_host::{ErrorKind, ToolHost, ToolHostConfig};
 use support::*;
 
 /// Config values the host refuses are errors from bind, each naming the
@@ -197,7 +197,7 @@ async fn invalid_configs() {
     for (field, refused, accepted) in rows {
         for config in refused {
             let err = within(ToolHost::bind(config.clone())).await.unwrap_err();
-            assert!(err.is_invalid_config(), "{field}: {config:?}");
+            assert_eq!(err.kind(), ErrorKind::InvalidConfig, "{field}: {config:?}");
             assert!(
                 err.to_string().contains(field),
                 "{err} does not name {field}"
@@ -253,7 +253,7 @@ async fn max_connections_must_fit_the_open_file_limit() {
             ..ToolHostConfig::default()
         };
         let err = within(ToolHost::bind(config)).await.unwrap_err();
-        assert!(err.is_invalid_config(), "{err}");
+        assert_eq!(err.kind(), ErrorKind::InvalidConfig, "{err}");
         let text = err.to_string();
         assert!(
             text.contains(&format!("max_connections is {n}"))
@@ -279,7 +279,7 @@ async fn port_in_use() {
     }))
     .await
     .unwrap_err();
-    assert!(err.is_bind());
+    assert_eq!(err.kind(), ErrorKind::Bind);
     assert!(std::error::Error::source(&err).is_some());
 }
 
@@ -287,7 +287,7 @@ async fn port_in_use() {
 #[test]
 fn bind_outside_runtime() {
     let err = block_on_without_runtime(ToolHost::bind(ToolHostConfig::default())).unwrap_err();
-    assert!(err.is_no_runtime());
+    assert_eq!(err.kind(), ErrorKind::NoRuntime);
 }
 
 /// A minimal executor, so the bind future runs with no Tokio runtime around.

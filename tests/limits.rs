@@ -5,7 +5,7 @@
 
 mod support;
 
-use embacle_tool_host::ToolHostConfig;
+use embacle_tool_host::{ErrorKind, ToolHostConfig};
 use serde_json::json;
 use support::*;
 
@@ -197,7 +197,7 @@ async fn session_limit() {
     .await;
     let _b = fx.host.open_session(RecordingSurface::new()).unwrap();
     let err = fx.host.open_session(RecordingSurface::new()).unwrap_err();
-    assert!(err.is_session_limit());
+    assert_eq!(err.kind(), ErrorKind::SessionLimit);
     fx.revoke();
     let c = fx.host.open_session(RecordingSurface::new()).unwrap();
     let r = rpc(

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use embacle_tool_host::ToolHost;
+use embacle_tool_host::{ErrorKind, ToolHost};
 use serde_json::json;
 use support::*;
 
@@ -17,7 +17,7 @@ const DRAIN: Duration = Duration::from_millis(200);
 async fn drain_past_the_deadline(host: &ToolHost) {
     let began = tokio::time::Instant::now();
     let err = within(host.shutdown_within(DRAIN)).await.unwrap_err();
-    assert!(err.is_shutdown_forced());
+    assert_eq!(err.kind(), ErrorKind::ShutdownForced);
     assert_eq!(began.elapsed(), DRAIN);
 }
 
@@ -52,11 +52,13 @@ async fn shutdown_is_idempotent() {
         tokio::net::TcpStream::connect(fx.addr).await.is_err(),
         "listener is gone"
     );
-    assert!(fx
-        .host
-        .open_session(RecordingSurface::new())
-        .unwrap_err()
-        .is_shut_down());
+    assert_eq!(
+        fx.host
+            .open_session(RecordingSurface::new())
+            .unwrap_err()
+            .kind(),
+        ErrorKind::ShutDown
+    );
     // The guard still revokes cleanly after the host stopped.
     assert_eq!(fx.host.live_sessions(), 1);
     fx.revoke();

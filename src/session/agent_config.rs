@@ -30,7 +30,7 @@ impl McpServers<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::is_unsupported_agent`], saying what the agent declared.
+    /// [`ErrorKind::UnsupportedAgent`](crate::ErrorKind::UnsupportedAgent), saying what the agent declared.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -47,7 +47,7 @@ impl McpServers<'_> {
     /// assert_eq!(servers[0]["type"], "http");
     ///
     /// let stdio_only = json!({"protocolVersion": 1, "agentCapabilities": {}});
-    /// assert!(session.mcp_servers().for_acp_agent(&stdio_only).unwrap_err().is_unsupported_agent());
+    /// assert_eq!(session.mcp_servers().for_acp_agent(&stdio_only).unwrap_err().kind(), embacle_tool_host::ErrorKind::UnsupportedAgent);
     /// # Ok(()) }
     /// ```
     pub fn for_acp_agent(&self, initialize_result: &Value) -> Result<Value, Error> {
@@ -80,8 +80,8 @@ impl McpServers<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::is_unsupported_agent`] when the agent neither declares
-    /// `http` nor is called `agent_name`; [`Error::is_invalid_config`]
+    /// [`ErrorKind::UnsupportedAgent`](crate::ErrorKind::UnsupportedAgent) when the agent neither declares
+    /// `http` nor is called `agent_name`; [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig)
     /// when `agent_name` is empty.
     ///
     /// ```
@@ -104,7 +104,7 @@ impl McpServers<'_> {
     /// let other = json!({"protocolVersion": 1, "agentCapabilities": {},
     ///     "agentInfo": {"name": "some-agent"}});
     /// let refused = session.mcp_servers().for_acp_agent_taking_http(&other, MISTRAL_VIBE);
-    /// assert!(refused.unwrap_err().is_unsupported_agent());
+    /// assert_eq!(refused.unwrap_err().kind(), embacle_tool_host::ErrorKind::UnsupportedAgent);
     /// # Ok(()) }
     /// ```
     pub fn for_acp_agent_taking_http(
@@ -135,7 +135,7 @@ impl McpServers<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::is_unsupported_agent`] for an agent that reads no config
+    /// [`ErrorKind::UnsupportedAgent`](crate::ErrorKind::UnsupportedAgent) for an agent that reads no config
     /// file of this kind (Gemini CLI, Codex: give them the server in ACP
     /// `session/new`).
     ///
@@ -208,11 +208,11 @@ impl ToolSession {
     ///
     /// # Errors
     ///
-    /// [`Error::is_config_file`] when the file cannot be created or written,
+    /// [`ErrorKind::ConfigFile`](crate::ErrorKind::ConfigFile) when the file cannot be created or written,
     /// or `dir` is not private (above: the I/O error's kind is
     /// `PermissionDenied`, and its message says why);
     /// [`source`](std::error::Error::source) holds the I/O error.
-    /// [`Error::is_unsupported_agent`] for an agent that reads no config
+    /// [`ErrorKind::UnsupportedAgent`](crate::ErrorKind::UnsupportedAgent) for an agent that reads no config
     /// file ([`Runner::config_flag`] is `None`).
     ///
     /// # Panics

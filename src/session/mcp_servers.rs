@@ -104,7 +104,7 @@ impl<'a> McpServers<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::is_invalid_config`] unless `variable` is 1 to 64 of
+    /// [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig) unless `variable` is 1 to 64 of
     /// `[A-Za-z0-9_]`, not starting with a digit, and outside the prefixes
     /// Claude Code keeps to itself (`ANTHROPIC_`, `CLAUDE_`, `OTEL_`: it
     /// blanks its own credentials rather than send them to a server).

@@ -227,7 +227,7 @@ impl Runner {
     ///
     /// # Errors
     ///
-    /// [`Error::is_invalid_tool`], naming the first tool whose model-side
+    /// [`ErrorKind::InvalidTool`](crate::ErrorKind::InvalidTool), naming the first tool whose model-side
     /// name is too long (the agent or the model API would reject, cut,
     /// shorten or hash it), or two tools the prefixing makes one.
     ///
@@ -242,7 +242,7 @@ impl Runner {
     /// let err = Runner::ClaudeCode
     ///     .check_tool_names("quarterly-reporting-assistant", &tools)
     ///     .unwrap_err();
-    /// assert!(err.is_invalid_tool());
+    /// assert_eq!(err.kind(), embacle_tool_host::ErrorKind::InvalidTool);
     /// # Ok::<(), embacle_tool_host::Error>(())
     /// ```
     pub fn check_tool_names(self, server: &str, tools: &[Tool]) -> Result<(), Error> {

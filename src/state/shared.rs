@@ -99,7 +99,7 @@ impl Shared {
     ///
     /// # Errors
     ///
-    /// [`Error::is_session_limit`] when every session slot is taken.
+    /// [`ErrorKind::SessionLimit`](crate::ErrorKind::SessionLimit) when every session slot is taken.
     pub(crate) fn open_session(
         &self,
         surface: Arc<dyn DynSurface>,

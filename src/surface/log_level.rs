@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// use embacle_tool_host::call::LogLevel;
 ///
 /// assert!(LogLevel::Debug < LogLevel::Error);
-/// assert_eq!(LogLevel::parse("warning"), Some(LogLevel::Warning));
-/// assert_eq!(LogLevel::Warning.as_str(), "warning");
+/// assert_eq!(LogLevel::Warning.to_string(), "warning"); // its name on the wire
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LogLevel {
@@ -52,8 +51,8 @@ impl LogLevel {
         Self::Emergency,
     ];
 
-    /// The level's name on the wire.
-    pub fn as_str(self) -> &'static str {
+    /// The level's name on the wire (its `Display`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Debug => "debug",
             Self::Info => "info",
@@ -67,7 +66,7 @@ impl LogLevel {
     }
 
     /// The level named `name` (exactly, in lower case, as on the wire).
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|level| level.as_str() == name)
     }
 }

@@ -91,7 +91,7 @@ impl<X: ToolExecutor> StaticSurface<X> {
     ///
     /// # Errors
     ///
-    /// Fails ([`Error::is_invalid_tool`]) when two tools share a name: the
+    /// Fails ([`ErrorKind::InvalidTool`](crate::ErrorKind::InvalidTool)) when two tools share a name: the
     /// host could not tell which one a call means.
     pub fn new(tools: Vec<Tool>, executor: X) -> Result<Self, Error> {
         for (i, tool) in tools.iter().enumerate() {
@@ -106,11 +106,6 @@ impl<X: ToolExecutor> StaticSurface<X> {
             tools: tools.into(),
             executor,
         })
-    }
-
-    /// The executor.
-    pub fn executor(&self) -> &X {
-        &self.executor
     }
 }
 
@@ -148,6 +143,7 @@ impl<X> fmt::Debug for StaticSurface<X> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
     use serde_json::json;
 
     /// Duplicate names are refused at construction.
@@ -158,7 +154,7 @@ mod tests {
             Ok::<_, String>(Value::Null)
         })
         .unwrap_err();
-        assert!(err.is_invalid_tool());
+        assert_eq!(err.kind(), ErrorKind::InvalidTool);
         assert!(err.to_string().contains("\"same\""));
     }
 }

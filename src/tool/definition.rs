@@ -24,7 +24,7 @@ pub(crate) const MAX_NAME_CHARS: usize = 128;
 ///
 /// - The name must be 1–128 characters of `[A-Za-z0-9_.-]`, the set MCP
 ///   2025-11-25 gives. [`Tool::new`] refuses anything else with an error
-///   ([`Error::is_invalid_tool`]); a bad name never reaches the wire. Shorter
+///   ([`ErrorKind::InvalidTool`](crate::ErrorKind::InvalidTool)); a bad name never reaches the wire. Shorter
 ///   names without dots travel best: many model APIs cap tool names at 64
 ///   characters of `[A-Za-z0-9_-]`, and agents prefix them with the server
 ///   name.
@@ -111,7 +111,7 @@ impl Tool {
     ///
     /// # Errors
     ///
-    /// Fails ([`Error::is_invalid_tool`]) when the name is not 1–128
+    /// Fails ([`ErrorKind::InvalidTool`](crate::ErrorKind::InvalidTool)) when the name is not 1–128
     /// characters of `[A-Za-z0-9_.-]`, the schema is not an object with
     /// `"type": "object"`, or an `x-mcp-header` annotation in it breaks a
     /// constraint (see "Validation" above).
@@ -159,7 +159,7 @@ impl Tool {
     ///
     /// # Errors
     ///
-    /// Fails ([`Error::is_invalid_tool`]) unless the schema is an object with
+    /// Fails ([`ErrorKind::InvalidTool`](crate::ErrorKind::InvalidTool)) unless the schema is an object with
     /// `"type": "object"`.
     pub fn with_output_schema(self, output_schema: Value) -> Result<Self, Error> {
         check_object_schema(&output_schema, "outputSchema")?;
@@ -303,6 +303,7 @@ fn check_object_schema(schema: &Value, field: &str) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
     use serde_json::json;
 
     fn schema() -> Value {
@@ -327,7 +328,7 @@ mod tests {
             too_long.as_str(),
         ] {
             let err = Tool::new(bad, "", schema()).unwrap_err();
-            assert!(err.is_invalid_tool(), "{bad}");
+            assert_eq!(err.kind(), ErrorKind::InvalidTool, "{bad}");
         }
     }
 
@@ -338,7 +339,7 @@ mod tests {
         let bad = json!({"type": "object", "properties": {
             "n": {"type": "number", "x-mcp-header": "N"}}});
         let err = Tool::new("t", "", bad).unwrap_err();
-        assert!(err.is_invalid_tool());
+        assert_eq!(err.kind(), ErrorKind::InvalidTool);
         assert!(err.to_string().contains("x-mcp-header"), "{err}");
         let good = json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"}}});
@@ -349,11 +350,15 @@ mod tests {
     #[test]
     fn schema_rule() {
         for bad in [json!(null), json!({}), json!({"type": "string"}), json!([])] {
-            assert!(Tool::new("t", "", bad.clone())
-                .unwrap_err()
-                .is_invalid_tool());
+            assert_eq!(
+                Tool::new("t", "", bad.clone()).unwrap_err().kind(),
+                ErrorKind::InvalidTool
+            );
             let tool = Tool::new("t", "", schema()).unwrap();
-            assert!(tool.with_output_schema(bad).unwrap_err().is_invalid_tool());
+            assert_eq!(
+                tool.with_output_schema(bad).unwrap_err().kind(),
+                ErrorKind::InvalidTool
+            );
         }
     }
 
