@@ -5,7 +5,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -56,19 +56,30 @@ pub(crate) async fn waiting_at_most<F: Future>(limit: Duration, future: F) -> Op
         if let Poll::Ready(output) = future.as_mut().poll(cx) {
             return Poll::Ready(Some(output));
         }
-        if timer.is_none() {
-            let now = tokio::time::Instant::now();
-            let Some(deadline) = now.checked_add(limit) else {
-                return Poll::Pending;
-            };
-            timer.set(Some(tokio::time::sleep_until(deadline)));
-        }
-        match timer.as_mut().as_pin_mut() {
-            Some(timer) => timer.poll(cx).map(|()| None),
-            None => Poll::Pending,
-        }
+        poll_limit(timer.as_mut(), limit, cx).map(|()| None)
     })
     .await
+}
+
+/// [`waiting_at_most`]'s timer, apart from its generic part so that it is
+/// compiled once: made at the first call, then polled; ready when `limit`
+/// has passed since then.
+fn poll_limit(
+    mut timer: Pin<&mut Option<Sleep>>,
+    limit: Duration,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    if timer.is_none() {
+        let now = tokio::time::Instant::now();
+        let Some(deadline) = now.checked_add(limit) else {
+            return Poll::Pending;
+        };
+        timer.set(Some(tokio::time::sleep_until(deadline)));
+    }
+    match timer.as_pin_mut() {
+        Some(timer) => timer.poll(cx),
+        None => Poll::Pending,
+    }
 }
 
 /// Resolves to the first `Some` that `ready` returns, asked again each time
