@@ -19,7 +19,7 @@ use crate::http::{connection_builder, connection_service, guarded_io};
 use crate::session::ToolSession;
 use crate::state::Shared;
 use crate::surface::ToolSurface;
-use crate::util::{race, First};
+use crate::util::{race, BoxFuture, First};
 
 /// What the accept loop is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +132,10 @@ impl ToolHost {
             stop: stop_rx,
             stopped: stopped_tx,
         };
-        runtime.spawn(accept.run());
+        // Boxed, as each connection's task is (see `serve` below): the
+        // harness's functions then share one copy of the loop's drop glue.
+        let run: BoxFuture<'static, ()> = Box::pin(accept.run());
+        runtime.spawn(run);
         Ok(Self {
             inner: Arc::new(HostHandle {
                 shared,
@@ -325,7 +328,11 @@ impl AcceptLoop {
             guarded_io(stream, &self.shared.config),
             connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
         );
-        let connection = drain.watch(connection);
+        // Boxed (once per connection, not per request): tokio's task
+        // harness, several functions each dropping the task's future, then
+        // holds a pointer, so hyper's connection and the request's state
+        // machine inside it are compiled, with their drop glue, once.
+        let connection: BoxFuture<'static, _> = Box::pin(drain.watch(connection));
         // The connection runs in a task of its own, and a second task waits
         // for its end or for a reason to stop it (all connections closed,
         // this one shed, or timed out waiting for a head). Racing the two
@@ -334,7 +341,7 @@ impl AcceptLoop {
         // when one of them fires (the timeout at most once per timeout).
         let mut served = tokio::spawn(connection);
         let header_read_timeout = self.shared.config.header_read_timeout;
-        tokio::spawn(async move {
+        let supervise: BoxFuture<'static, ()> = Box::pin(async move {
             {
                 // Only which side won is kept, and the stop futures end
                 // with the race: the watch's guard is not `Send`, and must
@@ -359,5 +366,7 @@ impl AcceptLoop {
             }
             drop(admitted);
         });
+        // Boxed like the accept loop, so the two share one task harness.
+        tokio::spawn(supervise);
     }
 }

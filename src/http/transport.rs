@@ -63,7 +63,7 @@ use crate::observer::{Observation, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, Shared};
 use crate::state::{McpSession, McpSessionHeader, StreamRefused};
-use crate::util::{waiting_at_most, BoxFuture};
+use crate::util::waiting_at_most;
 
 /// The one MCP endpoint.
 pub(crate) const ENDPOINT: &str = "/mcp";
@@ -102,15 +102,9 @@ pub(crate) fn connection_service(
     hyper::Request<hyper::body::Incoming>,
     Response = hyper::Response<ResponseBody>,
     Error = Infallible,
-    Future = BoxFuture<'static, Result<hyper::Response<ResponseBody>, Infallible>>,
+    Future = impl std::future::Future<Output = Result<hyper::Response<ResponseBody>, Infallible>> + Send,
 > {
-    // Boxed: hyper's dispatcher, instantiated once per service type, then
-    // holds a pointer, and the request's large state machine (and its drop
-    // glue) is compiled once, behind the box, not into every place that
-    // moves or drops hyper's connection.
-    service_fn(move |request| -> BoxFuture<'static, _> {
-        Box::pin(serve(Arc::clone(&shared), Arc::clone(&connection), request))
-    })
+    service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
 }
 
 /// Serves one HTTP request on `connection`. Never fails: every failure is a
