@@ -49,8 +49,8 @@ pub fn read_request(body: &[u8]) -> bool {
     )
 }
 
-/// A `tools/call` body's `arguments` as the dispatcher reads them (the
-/// fast reading and its direct build of members, or the body as one
+/// A `tools/call` body's `arguments` as the dispatcher reads them (found
+/// as raw text, then read by serde_json from that text, or the body as one
 /// `Value`): what the surface would be given. `None` when the body is not
 /// a request with `params.arguments`.
 pub fn call_arguments(body: &[u8]) -> Option<serde_json::Value> {

@@ -197,10 +197,10 @@ pub struct ToolHostConfig {
     pub max_mcp_sessions_per_session: usize,
     /// Most messages in one JSON-RPC batch (MCP 2025-03-26 only). A longer
     /// batch is refused as a whole — one `-32600` error, HTTP 400 — and none
-    /// of it runs. The length is counted once the body fits
-    /// `max_body_bytes` (a bigger one is 413 first) and before its JSON is
-    /// parsed (so before `max_parsed_bytes` is asked). At least 1.
-    /// Default 32.
+    /// of it runs. The length is counted after the body's limits are asked
+    /// (a body past `max_body_bytes` or `max_parsed_bytes` is 413 first),
+    /// when the batch's messages are read, before any of them is
+    /// dispatched. At least 1. Default 32.
     pub max_batch_len: usize,
     /// Most memory the parsed JSON of one request body may take. The host
     /// bounds it from the body's bytes before parsing (conservatively: see

@@ -4,8 +4,8 @@
 //!   slots — authenticated ones always win, each session within its share,
 //!   and a pending one gives its slot up under a flood;
 //! - `session_share.rs`: the connections charged to each session — the
-//!   session whose bearer a request presents — and closing them when it
-//!   is revoked;
+//!   session whose bearer a request presents — and, when it is revoked,
+//!   giving their slots up (pending again, the first to be shed);
 //! - `peer_user.rs`: which local user opened a connection (Linux, one
 //!   `NETLINK_SOCK_DIAG` lookup), so a leaked bearer is useless to others;
 //! - `idle_deadline.rs`: the header read timeout, kept off the request path

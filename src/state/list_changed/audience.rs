@@ -1,5 +1,5 @@
-//! A stream's audience (the client it announces to) and its place among
-//! its session's streams.
+//! A stream's audience: the client it announces to, and what that client
+//! has been told.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
