@@ -147,8 +147,13 @@ pub(crate) fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
 /// read by serde_json. serde_json cannot refuse it (the subset of
 /// `envelope.rs` rules that out, and the fuzz target checks it); were it
 /// ever to, the member would read as `null` rather than take the host down.
+///
+/// Read through `str::parse`, as everywhere the host reads JSON: serde_json's
+/// `FromStr for Value` is not generic, so its parser is compiled once, in
+/// serde_json, rather than in this crate (on the embedder's critical path:
+/// see PERFORMANCE.md, "What embedding costs").
 pub(super) fn member_value(raw: &str) -> Value {
-    let value = serde_json::from_slice(raw.as_bytes());
+    let value = raw.parse::<Value>();
     debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
     value.unwrap_or(Value::Null)
 }
@@ -161,7 +166,7 @@ pub(super) fn raw_string(raw: &str) -> Option<Cow<'_, str>> {
         // Read as a `Value`, the one type the host ever deserializes:
         // reading a `String` would compile a second parser, with serde's
         // error messages for every other type (and its float formatting).
-        match serde_json::from_slice(raw.as_bytes()) {
+        match raw.parse::<Value>() {
             Ok(Value::String(text)) => Some(Cow::Owned(text)),
             _ => None,
         }

@@ -43,10 +43,12 @@ pub(crate) fn parse<'a>(body: &'a [u8], params: &'a mut RawMembers<'a>) -> Parse
             return Parsed::Single(message);
         }
     }
-    match serde_json::from_slice(body) {
-        Ok(Value::Array(batch)) => Parsed::Batch(batch),
-        Ok(single) => Parsed::Single(classify(single)),
-        Err(_) => Parsed::NotJson,
+    // JSON is UTF-8 throughout, so a body that is not is refused here as
+    // serde_json would refuse it.
+    match std::str::from_utf8(body).map(str::parse::<Value>) {
+        Ok(Ok(Value::Array(batch))) => Parsed::Batch(batch),
+        Ok(Ok(single)) => Parsed::Single(classify(single)),
+        _ => Parsed::NotJson,
     }
 }
 
@@ -101,11 +103,7 @@ fn classify_envelope<'a>(
     envelope: Envelope<'a>,
     members: &'a RawMembers<'a>,
 ) -> Option<Message<'a>> {
-    let id: Option<Value> = envelope
-        .id
-        .map(|raw| serde_json::from_slice(raw.as_bytes()))
-        .transpose()
-        .ok()?;
+    let id: Option<Value> = envelope.id.map(str::parse::<Value>).transpose().ok()?;
     let method = envelope.method.map(|raw| raw_string(raw).ok_or(NotAString));
     let params = envelope.params.map(|params| match params {
         RawParams::Object => ParamsMember::Object(Params::Raw(members)),

@@ -74,9 +74,7 @@ impl Shared {
             .allowed_origins
             .iter()
             .map(|o| o.to_ascii_lowercase());
-        let mut allowed_origins: Vec<String> = own.chain(configured).collect();
-        allowed_origins.sort();
-        allowed_origins.dedup();
+        let allowed_origins = distinct(own.chain(configured));
         Self {
             slab: RevocationSlab::new(config.max_sessions),
             info: ServerInfo::new(config.server_name.clone(), config.instructions.clone()),
@@ -133,25 +131,36 @@ impl Shared {
 
 /// The listener's URL authority, and every `Host` value that names it: the
 /// bound address and each loopback name at its port (and without the port
-/// at port 80), lower case, sorted.
+/// at port 80), lower case, each once.
 fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
     let port = local_addr.port();
     let url_authority = match local_addr.ip() {
         IpAddr::V4(ip) => format!("{ip}:{port}"),
         IpAddr::V6(ip) => format!("[{ip}]:{port}"),
     };
-    let mut hosts = vec![
+    let with_port = [
         url_authority.clone(),
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         format!("[::1]:{port}"),
     ];
-    if port == 80 {
-        hosts.extend(["127.0.0.1", "localhost", "[::1]"].map(str::to_owned));
-    }
-    hosts.sort();
-    hosts.dedup();
+    let bare = ["127.0.0.1", "localhost", "[::1]"].map(str::to_owned);
+    let bare = if port == 80 { &bare[..] } else { &[] };
+    let hosts = distinct(with_port.into_iter().chain(bare.iter().cloned()));
     (url_authority, hosts)
+}
+
+/// `names` without repeats, in their order. The lists are a few names long
+/// and searched linearly, so they need no sort, whose generic code (a
+/// stable sort's, 2,500 lines of LLVM IR) each embedder would compile.
+fn distinct(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut list: Vec<String> = Vec::new();
+    for name in names {
+        if !list.contains(&name) {
+            list.push(name);
+        }
+    }
+    list
 }
 
 /// What the host knows about one open session; shared by the guard and by
