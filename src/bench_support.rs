@@ -144,7 +144,7 @@ pub fn render_outcome(outcome: &crate::tool::ToolOutcome, version: &str) -> Opti
         (None, None) => return None,
     };
     let mut out = Vec::new();
-    crate::jsonrpc::write_result(&mut out, &serde_json::Value::from(1), &mut |result| {
+    crate::jsonrpc::write_result(&mut out, &serde_json::Value::from(1), |result| {
         outcome.write_members(result, era);
     });
     Some(out)

@@ -35,13 +35,22 @@ const JSONRPC_VERSION: &str = r#""jsonrpc":"2.0""#;
 
 /// Writes a result response, `{"jsonrpc":"2.0","id":ID,"result":{…}}`, whose
 /// result object's members `members` writes. (MCP results are always
-/// objects.) `members` is a `dyn` closure so that the framing is compiled
-/// once, not once per caller.
+/// objects.)
+///
+/// Generic only in this one line: the framing below is compiled once, not
+/// once per caller's closure.
 pub(crate) fn write_result(
     out: &mut Vec<u8>,
     id: &Value,
-    members: &mut dyn FnMut(&mut JsonWriter<'_>),
+    members: impl FnOnce(&mut JsonWriter<'_>),
 ) {
+    let mut members = Some(members);
+    write_result_with(out, id, &mut |result| {
+        members.take().map_or((), |m| m(result))
+    });
+}
+
+fn write_result_with(out: &mut Vec<u8>, id: &Value, members: &mut dyn FnMut(&mut JsonWriter<'_>)) {
     let mut response = JsonWriter::object_starting(out, JSONRPC_VERSION);
     response.value("id", id);
     let mut result = response.object_in("result");
@@ -51,9 +60,20 @@ pub(crate) fn write_result(
 }
 
 /// A notification, `{"jsonrpc":"2.0","method":METHOD,"params":{…}}`, whose
-/// params' members `params` writes, in a buffer of its own (`dyn`, as
-/// [`write_result`]'s).
+/// params' members `params` writes, in a buffer of its own.
+/// (Generic only in its first line, as [`write_result`] is.)
 pub(crate) fn notification(
+    capacity: usize,
+    method: &str,
+    params: impl FnOnce(&mut JsonWriter<'_>),
+) -> Vec<u8> {
+    let mut params = Some(params);
+    notification_with(capacity, method, &mut |members| {
+        params.take().map_or((), |p| p(members))
+    })
+}
+
+fn notification_with(
     capacity: usize,
     method: &str,
     params: &mut dyn FnMut(&mut JsonWriter<'_>),
@@ -103,7 +123,7 @@ mod tests {
             json!("é \" x"),
         ] {
             let mut out = Vec::new();
-            write_result(&mut out, &id, &mut |_| {});
+            write_result(&mut out, &id, |_| {});
             let back: Value = serde_json::from_slice(&out).unwrap();
             assert_eq!(back, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
         }

@@ -160,11 +160,8 @@ impl Respond<'_> {
         kind: ResultKind,
         members: impl FnOnce(&mut JsonWriter<'_>),
     ) -> Handled {
-        let mut members = Some(members);
-        jsonrpc::write_result(out, self.id, &mut |result| {
-            if let Some(members) = members.take() {
-                members(result);
-            }
+        jsonrpc::write_result(out, self.id, |result| {
+            members(result);
             if let Era::Modern(_) = self.era {
                 // Pre-rendered, each member after a comma: every modern
                 // result has members of its own before them.

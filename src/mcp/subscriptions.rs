@@ -166,7 +166,7 @@ fn write_subscription_meta(object: &mut JsonWriter<'_>, id: &Value, server: Opti
 
 fn acknowledgement(id: &Value, tools_list_changed: bool) -> Vec<u8> {
     let method = "notifications/subscriptions/acknowledged";
-    jsonrpc::notification(192, method, &mut |params| {
+    jsonrpc::notification(192, method, |params| {
         write_subscription_meta(params, id, None);
         let mut honoured = params.object_in("notifications");
         if tools_list_changed {
@@ -177,7 +177,7 @@ fn acknowledgement(id: &Value, tools_list_changed: bool) -> Vec<u8> {
 }
 
 fn change_notification(id: &Value) -> Vec<u8> {
-    jsonrpc::notification(160, "notifications/tools/list_changed", &mut |params| {
+    jsonrpc::notification(160, "notifications/tools/list_changed", |params| {
         write_subscription_meta(params, id, None);
     })
 }
@@ -188,7 +188,7 @@ fn change_notification(id: &Value) -> Vec<u8> {
 fn closing_result(respond: Respond<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let server = respond.info.implementation.as_str();
-    jsonrpc::write_result(&mut out, respond.id, &mut |result| {
+    jsonrpc::write_result(&mut out, respond.id, |result| {
         result.raw("resultType", b"\"complete\"");
         write_subscription_meta(result, respond.id, Some(server));
     });

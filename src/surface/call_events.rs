@@ -180,7 +180,7 @@ impl CallEvents {
 
     /// The `notifications/progress` message that carries `report`.
     pub(crate) fn progress_message(&self, report: &ProgressReport) -> Vec<u8> {
-        jsonrpc::notification(128, "notifications/progress", &mut |params| {
+        jsonrpc::notification(128, "notifications/progress", |params| {
             let token = self.progress_token.as_ref().unwrap_or(&Value::Null);
             params
                 .value("progressToken", token)
@@ -212,7 +212,7 @@ fn wake(mut inner: MutexGuard<'_, Inner>) {
 
 /// A `notifications/message` message.
 fn log_message(level: LogLevel, logger: Option<&str>, data: &Value) -> Vec<u8> {
-    jsonrpc::notification(96, "notifications/message", &mut |params| {
+    jsonrpc::notification(96, "notifications/message", |params| {
         params
             .str("level", level.as_str())
             .opt_str("logger", logger)
