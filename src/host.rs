@@ -342,27 +342,25 @@ impl AcceptLoop {
         let mut served = tokio::spawn(connection);
         let header_read_timeout = self.shared.config.header_read_timeout;
         let supervise: BoxFuture<'static, ()> = Box::pin(async move {
-            {
-                // Only which side won is kept, and the stop futures end
-                // with the race: the watch's guard is not `Send`, and must
-                // not live across the await below.
-                let stopped = {
-                    let closed = pin!(close.wait_for(|closed| *closed));
-                    let shed = pin!(admitted.connection().shed());
-                    let timed_out = pin!(admitted
-                        .connection()
-                        .activity()
-                        .timed_out(header_read_timeout));
-                    let shed_or_closed = pin!(race(closed, shed));
-                    let stop = pin!(race(shed_or_closed, timed_out));
-                    matches!(race(pin!(&mut served), stop).await, First::Right(_))
-                };
-                if stopped {
-                    served.abort();
-                    // Wait until the connection is dropped (its socket
-                    // closed) before its slot is given back.
-                    let _ = (&mut served).await;
-                }
+            // Only which side won is kept, and the stop futures end
+            // with the race: the watch's guard is not `Send`, and must
+            // not live across the await below.
+            let stopped = {
+                let closed = pin!(close.wait_for(|closed| *closed));
+                let shed = pin!(admitted.connection().shed());
+                let timed_out = pin!(admitted
+                    .connection()
+                    .activity()
+                    .timed_out(header_read_timeout));
+                let shed_or_closed = pin!(race(closed, shed));
+                let stop = pin!(race(shed_or_closed, timed_out));
+                matches!(race(pin!(&mut served), stop).await, First::Right(_))
+            };
+            if stopped {
+                served.abort();
+                // Wait until the connection is dropped (its socket
+                // closed) before its slot is given back.
+                let _ = (&mut served).await;
             }
             drop(admitted);
         });

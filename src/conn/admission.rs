@@ -161,38 +161,6 @@ impl Connection {
         true
     }
 
-    /// Whether it is charged to `share` now.
-    pub(super) fn is_charged_to(&self, share: &SessionShare) -> bool {
-        std::ptr::eq(self.charged_to.load(Ordering::Acquire), share)
-    }
-
-    /// The session it is charged to, `share`, was revoked: it is charged to
-    /// none and pending again — sheddable, oldest first, for any newcomer
-    /// that needs its slot — until a request presents a live bearer on it.
-    /// It is not closed here: an agent's HTTP pool may be handing it to
-    /// another of its sessions at this very moment (see
-    /// `session_share.rs`).
-    pub(super) fn demote(self: &Arc<Self>, share: &SessionShare) {
-        let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
-        if !self.is_charged_to(share) {
-            return; // moved to another session meanwhile
-        }
-        let released = self.uncharge(&mut charge);
-        let demoted = self
-            .state
-            .compare_exchange(AUTHENTICATED, PENDING, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
-        // Not under the charge lock: `Admitted::drop` takes the table lock,
-        // then this one.
-        drop(charge);
-        if let Some(released) = released {
-            released.give_back();
-        }
-        if let Some(admission) = self.admission.upgrade().filter(|_| demoted) {
-            admission.lock().pending.push_front(Arc::clone(self));
-        }
-    }
-
     /// Charges it to no session: the share it was charged to, whose place
     /// the caller gives back (after letting go of the charge lock).
     fn uncharge(&self, charge: &mut Option<Arc<SessionShare>>) -> Option<Arc<SessionShare>> {
@@ -377,12 +345,36 @@ impl Drop for Admitted {
 }
 
 impl ShareMember for Connection {
-    fn charged_to(&self, share: &SessionShare) -> bool {
-        self.is_charged_to(share)
+    /// Whether it is charged to `share` now.
+    fn is_charged_to(&self, share: &SessionShare) -> bool {
+        std::ptr::eq(self.charged_to.load(Ordering::Acquire), share)
     }
 
+    /// The session it is charged to, `share`, was revoked: it is charged to
+    /// none and pending again — sheddable, oldest first, for any newcomer
+    /// that needs its slot — until a request presents a live bearer on it.
+    /// It is not closed here: an agent's HTTP pool may be handing it to
+    /// another of its sessions at this very moment (see
+    /// `session_share.rs`).
     fn give_slot_up(self: Arc<Self>, share: &SessionShare) {
-        self.demote(share);
+        let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
+        if !self.is_charged_to(share) {
+            return; // moved to another session meanwhile
+        }
+        let released = self.uncharge(&mut charge);
+        let demoted = self
+            .state
+            .compare_exchange(AUTHENTICATED, PENDING, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
+        // Not under the charge lock: `Admitted::drop` takes the table lock,
+        // then this one.
+        drop(charge);
+        if let Some(released) = released {
+            released.give_back();
+        }
+        if let Some(admission) = self.admission.upgrade().filter(|_| demoted) {
+            admission.lock().pending.push_front(self);
+        }
     }
 }
 

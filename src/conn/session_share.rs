@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 /// admission's and the two files import one way only.
 pub(super) trait ShareMember: Send + Sync {
     /// Whether it is charged to `share` now.
-    fn charged_to(&self, share: &SessionShare) -> bool;
+    fn is_charged_to(&self, share: &SessionShare) -> bool;
 
     /// `share`'s session was revoked: it is charged to none, and pending
     /// again (when it still was charged to `share`).
@@ -106,7 +106,7 @@ impl SessionShare {
             // Moved away or ended: prune, so moving back and forth keeps
             // the list within about twice the share.
             if members.len() >= 2 * limit.clamp(4, 1 << 16) {
-                members.retain(|m| m.upgrade().is_some_and(|c| c.charged_to(self)));
+                members.retain(|m| m.upgrade().is_some_and(|c| c.is_charged_to(self)));
             }
             members.push(Arc::downgrade(connection) as Weak<dyn ShareMember>);
         }

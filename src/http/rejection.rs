@@ -132,22 +132,16 @@ impl Rejection {
         if self.closes_connection() {
             headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
-        match self {
+        let extra = match self {
             Self::Unauthorized => {
-                headers.insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer error=\"invalid_token\""),
-                );
+                Some((header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\""))
             }
-            Self::MethodNotAllowed { get } => {
-                let allow = if get {
-                    "GET, POST, DELETE"
-                } else {
-                    "POST, DELETE"
-                };
-                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
-            }
-            _ => {}
+            Self::MethodNotAllowed { get: true } => Some((header::ALLOW, "GET, POST, DELETE")),
+            Self::MethodNotAllowed { get: false } => Some((header::ALLOW, "POST, DELETE")),
+            _ => None,
+        };
+        if let Some((name, value)) = extra {
+            headers.insert(name, HeaderValue::from_static(value));
         }
         response
     }

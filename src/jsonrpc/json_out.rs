@@ -52,13 +52,10 @@ impl<'a> JsonWriter<'a> {
     /// one copy where the hot paths would otherwise write each piece.
     #[inline]
     pub(crate) fn object_starting(out: &'a mut Vec<u8>, members: &str) -> Self {
-        out.push(b'{');
-        out.extend_from_slice(members.as_bytes());
-        Self {
-            out,
-            empty: false,
-            close: b'}',
-        }
+        let mut object = Self::object(out);
+        object.out.extend_from_slice(members.as_bytes());
+        object.empty = false;
+        object
     }
 
     /// Opens an array: `[`.

@@ -92,10 +92,7 @@ fn notification_with(
 /// JSON-RPC 2.0 requires for parse errors; MCP clients accept it everywhere.
 pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&Value>, error: &ErrorObject) {
     let mut response = JsonWriter::object_starting(out, JSONRPC_VERSION);
-    match id {
-        Some(id) => response.value("id", id),
-        None => response.raw("id", b"null"),
-    };
+    response.value("id", id.unwrap_or(&Value::Null));
     let mut object = response.object_in("error");
     object
         .raw("code", error.code.to_string().as_bytes())

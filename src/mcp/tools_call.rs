@@ -71,18 +71,10 @@ pub(super) async fn tools_call(
     let log_threshold = log_threshold(lease, &call, era);
     if may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
         let events = CallEvents::new(call.progress_token.clone(), log_threshold);
-        let call = CheckedCall {
-            name: Cow::Owned(call.name.into_owned()),
-            ..call
-        };
-        Handled::Stream(Box::new(streamed(
-            lease.clone(),
-            id,
-            call,
-            era,
-            events,
-            watch,
-        )))
+        let name = Cow::Owned(call.name.into_owned());
+        let call = CheckedCall { name, ..call };
+        let stream = streamed(lease.clone(), id, call, era, events, watch);
+        Handled::Stream(Box::new(stream))
     } else {
         run(lease, &id, &call, era, None, watch.as_deref(), out).await
     }

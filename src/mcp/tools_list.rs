@@ -19,10 +19,8 @@ pub(super) async fn list_tools(
         .and_then(|p| p.get("cursor"))
         .is_some_and(|c| !c.is_null())
     {
-        return respond.error(
-            out,
-            &ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"),
-        );
+        let error = ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor");
+        return respond.error(out, &error);
     }
     let Ok(tools) = CatchUnwind(lease.session.surface().list_tools()).await else {
         return respond.error(out, &surface_panicked());

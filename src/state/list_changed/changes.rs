@@ -122,11 +122,6 @@ impl ListChanges {
         self.generation.load(Ordering::SeqCst)
     }
 
-    /// Whether any stream is open, of any audience.
-    pub(crate) fn has_streams(&self) -> bool {
-        self.open_streams.load(Ordering::SeqCst) > 0
-    }
-
     /// The audience of legacy streams opened without a session id.
     pub(crate) fn stateless(&self) -> &Arc<Audience> {
         &self.stateless
@@ -233,7 +228,7 @@ impl ListChanges {
     /// ended by a revocation. True when it held the result at all.
     pub(crate) async fn hold_result(&self, before: u64) -> bool {
         let generation = self.generation();
-        if generation == before || !self.has_streams() {
+        if generation == before || self.open_streams.load(Ordering::SeqCst) == 0 {
             return false;
         }
         let listed = self.listings();
