@@ -83,11 +83,18 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
     let id = Some(fx.session().session_id());
     let bearer = fx.bearer.clone();
 
+    // Every request of the session goes over one keep-alive connection, as
+    // an agent's do. The share is one connection (for the 429 below): a
+    // fresh connection per request would race the host noticing the last
+    // one close, and be refused for it.
+    let mut conn = fx.conn().await;
+    let posted = |body: Value| fx.post(&body.to_string());
+
     // Answered requests: method, tool, revision, outcome.
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}});
-    assert_eq!(fx.rpc(init).await.status, 200);
+    assert_eq!(conn.send(&posted(init)).await.status, 200);
     let calls: [(&str, Value, Outcome); 5] = [
         ("echo", json!({"text": "hi"}), Outcome::Success),
         ("refuse", json!({}), Outcome::Refused),
@@ -97,17 +104,19 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
     ];
     let mut expected = vec![(Some("initialize"), None, Outcome::Success)];
     for (n, (tool, arguments, outcome)) in calls.into_iter().enumerate() {
-        assert_eq!(fx.call(n as i64, tool, arguments).await.status, 200);
+        let call = posted(call_body(n as i64, tool, arguments));
+        assert_eq!(conn.send(&call).await.status, 200);
         expected.push((Some("tools/call"), Some(tool), outcome));
     }
-    assert_eq!(fx.list().await.status, 200);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    assert_eq!(conn.send(&posted(list)).await.status, 200);
     expected.push((Some("tools/list"), None, Outcome::Success));
     let bad_level = json!({"jsonrpc": "2.0", "id": 9, "method": "no/such"});
-    assert_eq!(fx.rpc(bad_level).await.status, 200);
+    assert_eq!(conn.send(&posted(bad_level)).await.status, 200);
     expected.push((Some("no/such"), None, Outcome::Failed { code: -32601 }));
     // A notification is answered with nothing, and not observed.
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(fx.rpc(note).await.status, 202);
+    assert_eq!(conn.send(&posted(note)).await.status, 202);
     let seen = take(&log);
     let got: Vec<_> = seen
         .iter()
@@ -123,21 +132,22 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
     // A 2026-07-28 call with a trace context; a malformed one is dropped.
     let mut body = modern_call(20, "echo", json!({"text": "traced"}));
     body["params"]["_meta"]["traceparent"] = json!(TRACEPARENT);
-    assert_eq!(fx.modern(&body).await.status, 200);
+    assert_eq!(conn.send(&fx.modern_request(&body)).await.status, 200);
     let traced = one(&log);
     assert_eq!(traced.version, Some(MODERN));
     assert_eq!(traced.traceparent.as_deref(), Some(TRACEPARENT));
     assert_eq!(traced.outcome, Outcome::Success);
     body["params"]["_meta"]["traceparent"] = json!(format!("{TRACEPARENT} Bearer {bearer}"));
-    assert_eq!(fx.modern(&body).await.status, 200);
+    assert_eq!(conn.send(&fx.modern_request(&body)).await.status, 200);
     assert_eq!(one(&log).traceparent, None);
 
-    // Rejections after authentication carry the session.
+    // Rejections after authentication carry the session. A 415 keeps the
+    // connection.
     let auth = fx.auth();
     let wrong_type = String::from_utf8(fx.post_with(&[], PING))
         .unwrap()
         .replace("application/json\r\n", "text/plain\r\n");
-    assert_eq!(fx.send(wrong_type.as_bytes()).await.status, 415);
+    assert_eq!(conn.send(wrong_type.as_bytes()).await.status, 415);
     let rejected = one(&log);
     assert_eq!(
         (rejected.session, rejected.outcome),
@@ -145,9 +155,8 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
     );
     assert_eq!(rejected.method, None);
 
-    // 429: the session's one connection is held open by a keep-alive client.
-    let mut held = fx.conn().await;
-    assert_eq!(held.send(&fx.post(PING)).await.status, 200);
+    // 429: the session's one connection is still held open.
+    assert_eq!(conn.send(&fx.post(PING)).await.status, 200);
     assert_eq!(one(&log).method.as_deref(), Some("ping"));
     assert_eq!(fx.rpc_text(PING).await.status, 429);
     let full = one(&log);
@@ -155,7 +164,7 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
         (full.session, full.outcome),
         (id, Outcome::Rejected { status: 429 })
     );
-    drop(held);
+    drop(conn);
 
     // Rejections before authentication: no session, nothing of the bearer.
     let addr = fx.addr;
@@ -209,8 +218,10 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamed_cancelled_and_batched_requests_are_each_observed() {
     let (config, log) = observed();
+    // The default share: this test opens a connection per request, and
+    // the host may not have seen the last ones close.
     let fx = Fixture::with(ToolHostConfig {
-        max_connections_per_session: Some(4),
+        max_connections_per_session: None,
         ..config
     })
     .await;
