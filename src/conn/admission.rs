@@ -345,7 +345,6 @@ impl Drop for Admitted {
 }
 
 impl ShareMember for Connection {
-    /// Whether it is charged to `share` now.
     fn is_charged_to(&self, share: &SessionShare) -> bool {
         std::ptr::eq(self.charged_to.load(Ordering::Acquire), share)
     }
