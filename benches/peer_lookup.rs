@@ -7,27 +7,38 @@
 //! they need no file descriptors. The claim under test: the lookup's cost
 //! does not grow with the table (`lookup_grown_over_lookup_base` ≈ 1).
 //!
-//! `cargo bench --bench peer_lookup` (Linux; elsewhere it says so).
+//! `cargo bench --bench peer_lookup` (Linux; elsewhere it says so, and
+//! the rest of this file is not compiled: it reads `/proc/net/tcp`).
 
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    println!("peer_lookup: Linux only, skipped");
+}
+
+#[cfg(target_os = "linux")]
 mod common;
 
+#[cfg(target_os = "linux")]
 use std::net::{SocketAddr, TcpListener, TcpStream};
+#[cfg(target_os = "linux")]
 use std::time::Instant;
 
+#[cfg(target_os = "linux")]
 use common::report;
+#[cfg(target_os = "linux")]
 use embacle_tool_host::bench_support::peer_uid;
 
 /// Sockets added between the two measurements.
+#[cfg(target_os = "linux")]
 const GROWN: usize = 10_000;
 /// Lookups per sample, and samples per size.
+#[cfg(target_os = "linux")]
 const LOOKUPS: u32 = 200;
+#[cfg(target_os = "linux")]
 const SAMPLES: usize = 15;
 
+#[cfg(target_os = "linux")]
 fn main() {
-    if !cfg!(target_os = "linux") {
-        println!("peer_lookup: Linux only, skipped");
-        return;
-    }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let local = listener.local_addr().unwrap();
     let _client = TcpStream::connect(local).unwrap();
@@ -60,6 +71,7 @@ fn main() {
 
 /// The socket count, and the median lookup and table read in nanoseconds,
 /// sampled alternately.
+#[cfg(target_os = "linux")]
 fn measure(local: SocketAddr, peer: SocketAddr) -> (usize, u128, u128) {
     let (mut lookups, mut reads) = (Vec::new(), Vec::new());
     let mut sockets = 0;

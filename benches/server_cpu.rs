@@ -78,10 +78,17 @@ impl Server {
     }
 }
 
-/// The schedstat file of the calling thread.
+/// The schedstat file of the calling thread (Linux; `main` runs nothing
+/// elsewhere).
+#[cfg(target_os = "linux")]
 fn own_schedstat() -> PathBuf {
     let link = std::fs::read_link("/proc/thread-self").expect("Linux /proc/thread-self");
     PathBuf::from("/proc").join(link).join("schedstat")
+}
+
+#[cfg(not(target_os = "linux"))]
+fn own_schedstat() -> PathBuf {
+    unreachable!("main runs nothing off Linux")
 }
 
 fn host_server(label: &'static str, sessions: usize) -> Server {
@@ -267,6 +274,10 @@ fn rounds(
 }
 
 fn main() {
+    if !cfg!(target_os = "linux") {
+        println!("server_cpu: Linux only (a thread's CPU time from /proc/thread-self/schedstat), skipped");
+        return;
+    }
     let bench = std::env::args().any(|a| a == "--bench");
     let args: Vec<String> = std::env::args()
         .skip(1)

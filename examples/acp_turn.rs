@@ -127,7 +127,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -469,18 +469,23 @@ async fn wait_for_first_listing(session: &ToolSession) {
 /// Writes the session's config file for `runner` into a directory of this
 /// process's own (mode 0700), adds its arguments to the agent's command,
 /// and returns the directory.
+/// Creates `dir`, mode 0700 on Unix. Elsewhere it takes its parent's
+/// access rules.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(dir);
+    #[cfg(not(unix))]
+    return std::fs::create_dir(dir);
+}
+
 fn hand_over_in_a_file(
     session: &ToolSession,
     runner: Runner,
     agent_command: &mut Vec<OsString>,
 ) -> Result<PathBuf, String> {
     let dir = std::env::temp_dir().join(format!("acp-turn-{}", std::process::id()));
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(&dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    create_private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = session
         .write_mcp_config(runner, &dir)
         .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;

@@ -35,6 +35,16 @@ const SLOTS: usize = 128;
 /// has made its calls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authenticated_clients_win_against_a_flood() {
+    if under_wine() {
+        // Not the host's doing: each of Wine's socket calls goes through
+        // its server, and every socket event walks every poll pending on
+        // any socket (tokio keeps one per socket), so the flood's 600 held
+        // sockets slow each call further and the flood never reaches its
+        // rate. scripts/wine/poll_scaling.c shows it without this crate.
+        return skipped(
+            "under Wine, whose socket calls slow down with every poll pending on another socket (scripts/wine/poll_scaling.c), the flood cannot reach 1,000 connections a second; the flood case did not run",
+        );
+    }
     let fx = Fixture::with(ToolHostConfig {
         // A window of 128 accepts: ~128 ms at the flood's rate, far above
         // the ~1 ms a client needs, even on a loaded machine.

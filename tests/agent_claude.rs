@@ -26,7 +26,7 @@
 //!   (`McpServers::with_bearer_from_env`), which Claude Code expands.
 //!
 //! See `support::agents` for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

@@ -28,7 +28,7 @@
 //!   added mid-turn is not offered.
 //!
 //! See `support::agents` for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::path::Path;
-
 use embacle_tool_host::agent::{Runner, MISTRAL_VIBE};
 use embacle_tool_host::{ErrorKind, ToolHostConfig};
 use serde_json::{json, Value};
@@ -282,6 +280,7 @@ async fn config_files_only_go_in_private_directories() {
 #[tokio::test]
 async fn every_directory_above_must_be_safe_too() {
     use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
     let mut fixture = fixture().await;
     let root = std::env::temp_dir().join(format!("embacle-config-parents-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);

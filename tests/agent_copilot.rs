@@ -13,7 +13,7 @@
 //! its arguments, `calls_served()`) and what the agent did (its tool-call
 //! updates, the model's second request carrying the tool result, the final
 //! text). See `support::agents` for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

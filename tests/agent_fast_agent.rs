@@ -15,7 +15,7 @@
 //! process, refusing a second session's entry under a name it holds (so
 //! each session's entry needs its own name: `acp_turn --name-per-session`).
 //! See `support::agents` for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

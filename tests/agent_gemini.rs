@@ -14,7 +14,7 @@
 //! re-lists on `notifications/tools/list_changed`, and calls a tool added
 //! mid-turn in the same turn. See `support::agents`
 //! for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

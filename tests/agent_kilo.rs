@@ -14,7 +14,7 @@
 //! asks no permission unless its config says `ask` for the tool; a
 //! refusal reaches the model as the tool's bare text. See
 //! `support::agents` for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

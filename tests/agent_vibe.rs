@@ -16,7 +16,7 @@
 //! operation (2025-11-25: `initialize`, the GET stream, then `DELETE`),
 //! and never re-lists on the notice, so a tool added mid-session is never
 //! callable. See `support::agents` for the environment and the skip rule.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod support;
 

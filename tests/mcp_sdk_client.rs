@@ -27,8 +27,12 @@
 mod support;
 
 use embacle_tool_host::ToolHostConfig;
-use serde_json::{json, Value};
-use support::processes::{client_dir, ensure_installed, next_step, node_client, RunningExample};
+use serde_json::json;
+#[cfg(unix)]
+use serde_json::Value;
+#[cfg(unix)]
+use support::processes::RunningExample;
+use support::processes::{client_dir, ensure_installed, has_node_and_npm, next_step, node_client};
 use support::*;
 use tokio::io::AsyncWriteExt;
 
@@ -70,6 +74,9 @@ async fn typescript_sdk_v2_client_auto() {
 
 /// The whole conversation, with host-side counts checked.
 async fn converse(client: &str, package: &str, mode: Option<&str>, version: &str) {
+    if !has_node_and_npm(&format!("the {package} client cannot run; this test")).await {
+        return;
+    }
     let dir = client_dir(client);
     ensure_installed(&dir, package).await;
     let mut fx = Fixture::with(ToolHostConfig {
@@ -197,6 +204,9 @@ async fn typescript_sdk_v2_client_follows_list_changes() {
 /// own and calls the new tool.
 #[cfg(unix)]
 async fn follow_list_changes(client: &str, package: &str, era: Option<&str>) {
+    if !has_node_and_npm(&format!("the {package} client cannot run; this test")).await {
+        return;
+    }
     let dir = client_dir(client);
     ensure_installed(&dir, package).await;
     let example = RunningExample::start("gated_tools").await;

@@ -6,7 +6,9 @@
 //! must stay under eight times the per-connection bound (plus the test's
 //! own copies of the requests), and every connection must be closed, its
 //! response cut off and released, once `write_stall_timeout` has passed.
-//! One test in its own binary, so nothing else moves the RSS.
+//! One test in its own binary, so nothing else moves the RSS. Linux only:
+//! the RSS is read from `/proc/self/status` (tests/platform_needs.rs).
+#![cfg(target_os = "linux")]
 
 mod support;
 
@@ -25,7 +27,6 @@ const MAX_HEADER: usize = 64 * 1024;
 const MAX_BATCH: usize = 32;
 const STALL: Duration = Duration::from_secs(1);
 
-#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_worst_case_responses_stay_within_the_bound() {
     let fx = Fixture::with(ToolHostConfig {

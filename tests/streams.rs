@@ -418,6 +418,7 @@ async fn get_keeps_every_http_check() {
 /// established or half-closed by the client (`/proc/net/tcp` states 01 and
 /// 08). Counted by the host's port, so tests running alongside, each with
 /// its own host, do not disturb the count.
+#[cfg(target_os = "linux")]
 fn host_sockets(port: u16) -> usize {
     let local = format!("0100007F:{port:04X}");
     std::fs::read_to_string("/proc/self/net/tcp")

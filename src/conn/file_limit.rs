@@ -22,6 +22,7 @@ const HEADROOM: u64 = 64;
 
 /// The process's soft open-file limit and the descriptors open now, when
 /// the platform says (`None`: unlimited, or unknown).
+#[cfg(target_os = "linux")]
 fn descriptors() -> Option<(u64, u64)> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let soft = soft_limit(&limits)?;
@@ -29,8 +30,16 @@ fn descriptors() -> Option<(u64, u64)> {
     Some((soft, open))
 }
 
+/// Elsewhere nothing says: no check (`check` passes every config). Linux's
+/// tests take this path too (`check_against`), so it is tested there.
+#[cfg(not(target_os = "linux"))]
+fn descriptors() -> Option<(u64, u64)> {
+    None
+}
+
 /// The soft limit on the `Max open files` line of `/proc/self/limits`;
 /// `None` for `unlimited` or a line not found.
+#[cfg(any(target_os = "linux", test))]
 fn soft_limit(limits: &str) -> Option<u64> {
     let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
     line["Max open files".len()..]
@@ -43,7 +52,12 @@ fn soft_limit(limits: &str) -> Option<u64> {
 /// Refuses `max_connections` when the descriptors left cannot hold it;
 /// the message gives the figures and both ways out.
 pub(crate) fn check(max_connections: usize) -> Result<(), String> {
-    let Some((soft, open)) = descriptors() else {
+    check_against(descriptors(), max_connections)
+}
+
+/// [`check`] against `descriptors` as the platform gave them.
+fn check_against(descriptors: Option<(u64, u64)>, max_connections: usize) -> Result<(), String> {
+    let Some((soft, open)) = descriptors else {
         return Ok(());
     };
     let needed = max_connections as u64 + HEADROOM;
@@ -72,6 +86,20 @@ mod tests {
             "Max open files            unlimited            unlimited            files     \n";
         assert_eq!(soft_limit(unlimited), None);
         assert_eq!(soft_limit(""), None);
+    }
+
+    /// Where the platform says nothing (macOS, Windows, the BSDs, or an
+    /// unlimited soft limit), every config passes; where it does, the
+    /// figures decide, to the descriptor.
+    #[test]
+    fn the_check_without_figures_passes_and_with_them_counts() {
+        assert!(check_against(None, usize::MAX).is_ok());
+        assert!(check_against(Some((1024, 60)), 1024 - 60 - HEADROOM as usize).is_ok());
+        let err = check_against(Some((1024, 60)), 1024 - 60 - HEADROOM as usize + 1).unwrap_err();
+        assert!(
+            err.contains("may open 1024 files") && err.contains("has 60 open"),
+            "{err}"
+        );
     }
 
     /// On Linux, the real figures: a config within them passes, one past

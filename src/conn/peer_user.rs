@@ -355,6 +355,7 @@ mod tests {
         assert_eq!(peer_uid(local, stranger), None);
     }
 
+    #[cfg(target_os = "linux")]
     fn my_uid() -> u32 {
         use std::os::unix::fs::MetadataExt as _;
         std::fs::metadata("/proc/self").unwrap().uid()

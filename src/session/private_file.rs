@@ -13,23 +13,29 @@
 //! opened by walking its canonical path from `/`, one component at a time,
 //! each opened relative to the directory opened before it (through
 //! `/proc/self/fd`, which names that very directory, not a path to it) with
-//! `O_NOFOLLOW`, and checked from its descriptor (`fstat`); only then is
-//! the file created, in the last one, `O_CREAT | O_EXCL | O_NOFOLLOW`,
-//! mode 0600, so it never exists, even for a moment, in a directory that
-//! fails the rules. A component swapped for a symlink while this
+//! `O_NOFOLLOW | O_DIRECTORY` (so a FIFO or a device on the path fails at
+//! once instead of waiting for a writer), and checked from its descriptor
+//! (`fstat`); only then is the file created, in the last one, `O_CREAT |
+//! O_EXCL | O_NOFOLLOW`, mode 0600, so it never exists, even for a moment,
+//! in a directory that fails the rules. A component swapped for a symlink while this
 //! runs fails the walk (`ELOOP`) instead of redirecting it, and a swapped
 //! directory is checked as the one actually opened, so another user who
 //! owns a directory on the way never wins a race: they get a refusal
 //! (`tests/agent_config_race.rs` races one, as another uid, 0 wins). On
-//! the architectures whose `O_NOFOLLOW` this file knows (x86, x86-64,
-//! ARM, AArch64, PowerPC, RISC-V, s390x, LoongArch).
+//! the architectures whose `O_NOFOLLOW` and `O_DIRECTORY` this file knows
+//! (x86, x86-64, ARM, AArch64, PowerPC, RISC-V, s390x, LoongArch). Without
+//! `/proc` the walk cannot be made, and the error says so.
 //!
 //! **Elsewhere** (other Unix: macOS, the BSDs; an architecture above does
 //! not list), the same rules are checked by name: the path canonicalized,
 //! then each directory's metadata. That leaves a window between the checks
 //! and the write, which a user who owns a directory above could race; the
-//! file is still created new, mode 0600, never through a symlink. On
-//! Windows the file takes the directory's access rules.
+//! file is still created new, mode 0600, never through a symlink, and no
+//! open waits on a FIFO (only the file itself is opened, `O_CREAT |
+//! O_EXCL`). Linux's tests take this path too (`write_by_name`). On
+//! Windows the file takes the directory's access rules, and the path
+//! returned is the plain one (`C:\…`), not `canonicalize`'s verbatim
+//! `\\?\C:\…`, where both name the same file.
 
 use std::fs;
 use std::io::{self, Write};
@@ -40,21 +46,77 @@ use std::path::{Path, PathBuf};
 /// On any failure after the file was created, the file is removed; a
 /// failure to create it leaves the path alone (it is not ours).
 pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let dir = fs::canonicalize(dir)?;
-    let path = dir.join(name);
+    let dir = canonical(dir)?;
     #[cfg(target_os = "linux")]
-    if let Some(nofollow) = walk::O_NOFOLLOW {
-        walk::write(&dir, name, bytes, nofollow)?;
-        return Ok(path);
+    if let Some(flags) = walk::FLAGS {
+        walk::write(&dir, name, bytes, flags)?;
+        return Ok(dir.join(name));
     }
+    write_by_name(&dir, name, bytes)
+}
+
+/// `dir` canonical: no symlink, no `.` or `..`; on Windows in its plain
+/// form where that names the same directory ([`plain_form`]).
+fn canonical(dir: &Path) -> io::Result<PathBuf> {
+    let dir = fs::canonicalize(dir)?;
+    #[cfg(windows)]
+    let dir = plain_form(&dir).map_or(dir, PathBuf::from);
+    Ok(dir)
+}
+
+/// The write where the walk is not made: `dir` (canonical) checked by
+/// name, then the file created in it. Linux's tests take this path too, so
+/// the one macOS and the BSDs take is tested, not only compiled.
+fn write_by_name(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let path = dir.join(name);
     let mut file = new_file(0).open(&path)?;
-    let written = by_name::check_directory(&dir, &file)
+    let written = by_name::check_directory(dir, &file)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all());
     if written.is_err() {
         let _ = fs::remove_file(&path);
     }
     written.map(|()| path)
+}
+
+/// The plain form of a verbatim Windows path, as the caller would have
+/// written it: `\\?\C:\dir` as `C:\dir`, `\\?\UNC\server\share\dir` as
+/// `\\server\share\dir`. `canonicalize` returns the verbatim form on
+/// Windows, which the caller never gave (so the path returned would not
+/// start with the directory they passed) and which programs handed the
+/// path may not take. `None` (keep it verbatim) where the plain form could
+/// name another file: 260 characters or more (`MAX_PATH`), or a component
+/// Win32 would rewrite or read as a device (one ending in a dot or a space,
+/// holding a character Win32 forbids, or named `CON`, `NUL`, `COM1` …).
+#[cfg(any(windows, test))]
+fn plain_form(path: &Path) -> Option<String> {
+    let path = path.to_str()?;
+    let rest = path.strip_prefix(r"\\?\")?;
+    let (plain, components) = match rest.strip_prefix(r"UNC\") {
+        Some(unc) => (format!(r"\\{unc}"), unc),
+        None => {
+            let bytes = rest.as_bytes();
+            let drive =
+                bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && &bytes[1..3] == b":\\";
+            (drive.then(|| rest.to_owned())?, &rest[3..])
+        }
+    };
+    let reserved = |stem: &str| {
+        let stem = stem.to_ascii_uppercase();
+        ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"].contains(&stem.as_str())
+            || (stem.len() == 4
+                && (stem.starts_with("COM") || stem.starts_with("LPT"))
+                && stem.as_bytes()[3].is_ascii_digit())
+    };
+    let rewritten = |c: &str| {
+        c.is_empty()
+            || c.ends_with(['.', ' '])
+            || c.contains(|ch: char| ch < ' ' || "/:*?\"<>|".contains(ch))
+            || reserved(c.split('.').next().unwrap_or(c).trim_end())
+    };
+    let components = components.trim_end_matches('\\');
+    (plain.len() < 260 && (components.is_empty() || !components.split('\\').any(rewritten)))
+        .then_some(plain)
 }
 
 /// Options that create a file new, for writing, mode 0600 on Unix, with
@@ -119,27 +181,44 @@ mod walk {
 
     use super::{breaks_rules, new_file, not_private};
 
-    /// `O_NOFOLLOW` on this architecture, where this file knows it:
-    /// 0o400000 in the generic layout, 0o100000 on ARM, AArch64 and
-    /// PowerPC (each kernel's `asm/fcntl.h`).
-    pub(super) const O_NOFOLLOW: Option<i32> = if cfg!(any(
+    /// `O_NOFOLLOW` and `O_DIRECTORY` on this architecture, where this
+    /// file knows them: 0o400000 and 0o200000 in the generic layout,
+    /// 0o100000 and 0o40000 on ARM, AArch64 and PowerPC (each kernel's
+    /// `asm/fcntl.h`).
+    pub(super) const FLAGS: Option<Flags> = if cfg!(any(
         target_arch = "x86_64",
         target_arch = "x86",
         target_arch = "riscv64",
         target_arch = "s390x",
         target_arch = "loongarch64"
     )) {
-        Some(0o400_000)
+        Some(Flags {
+            nofollow: 0o400_000,
+            directory: 0o200_000,
+        })
     } else if cfg!(any(
         target_arch = "aarch64",
         target_arch = "arm",
         target_arch = "powerpc",
         target_arch = "powerpc64"
     )) {
-        Some(0o100_000)
+        Some(Flags {
+            nofollow: 0o100_000,
+            directory: 0o40_000,
+        })
     } else {
         None
     };
+
+    /// The open flags the walk adds: never through a symlink, and, for a
+    /// directory on the way, only a directory. Without `O_DIRECTORY`, a
+    /// FIFO named by the path would be opened for reading, and the open
+    /// would wait for a writer: for ever, or until another user chose.
+    #[derive(Clone, Copy, Debug)]
+    pub(super) struct Flags {
+        pub(super) nofollow: i32,
+        pub(super) directory: i32,
+    }
 
     /// `name` in the directory open as `dir`, as a path the kernel
     /// resolves from that directory itself.
@@ -150,9 +229,10 @@ mod walk {
     }
 
     /// Opens `dir` (canonical) from `/` by descriptor, each component
-    /// without following a symlink; returns the last directory and each
-    /// one's path and metadata, from `/` down.
-    fn open(dir: &Path, nofollow: i32) -> io::Result<(File, Vec<(PathBuf, Metadata)>)> {
+    /// without following a symlink and only if it is a directory (anything
+    /// else fails at once, `ENOTDIR`, never waits); returns the last
+    /// directory and each one's path and metadata, from `/` down.
+    fn open(dir: &Path, flags: Flags) -> io::Result<(File, Vec<(PathBuf, Metadata)>)> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut at = File::open("/")?;
         let mut seen = vec![(PathBuf::from("/"), at.metadata()?)];
@@ -165,7 +245,7 @@ mod walk {
             };
             let next = fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(nofollow)
+                .custom_flags(flags.nofollow | flags.directory)
                 .open(within(&at, name))?;
             let meta = next.metadata()?;
             if !meta.is_dir() {
@@ -200,9 +280,15 @@ mod walk {
     /// The walk, its directories checked against the rules (the directory
     /// itself first, then those above it, nearest first), and only then
     /// the file, created in the last directory opened.
-    pub(super) fn write(dir: &Path, name: &str, bytes: &[u8], nofollow: i32) -> io::Result<()> {
+    pub(super) fn write(dir: &Path, name: &str, bytes: &[u8], flags: Flags) -> io::Result<()> {
+        if !Path::new("/proc/self/fd").is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "/proc is not mounted (no /proc/self/fd): on Linux the config file's directory is walked by descriptor through it; mount /proc",
+            ));
+        }
         let uid = file_uid()?;
-        let (at, seen) = open(dir, nofollow)?;
+        let (at, seen) = open(dir, flags)?;
         let (last, above) = seen.split_last().expect("the walk saw / at least");
         let why = std::iter::once(breaks_rules(uid, last.1.uid(), last.1.mode(), None))
             .chain(
@@ -217,7 +303,7 @@ mod walk {
             return Err(not_private(dir, &why));
         }
         let path = within(&at, name.as_ref());
-        let mut file = new_file(nofollow).open(&path)?;
+        let mut file = new_file(flags.nofollow).open(&path)?;
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
         if written.is_err() {
             let _ = fs::remove_file(&path);
@@ -273,11 +359,28 @@ mod tests {
         dir
     }
 
+    /// Both ways to write: the one this platform takes, and the checks by
+    /// name that macOS and the BSDs take (on Linux too, so they are tested
+    /// where CI runs). Each takes the directory canonical.
+    type Writer = fn(&Path, &str, &[u8]) -> io::Result<PathBuf>;
+    const WRITERS: [(&str, Writer); 2] = [
+        ("this platform's", write),
+        ("by name", |dir, name, bytes| {
+            write_by_name(&canonical(dir)?, name, bytes)
+        }),
+    ];
+
     /// An existing file, or a symlink planted at the name, is refused and
-    /// left as it was; a fresh name is written, owner-only.
+    /// left as it was; a fresh name is written, owner-only: both ways.
     #[test]
     fn never_over_an_existing_path() {
-        let dir = private_dir("existing");
+        for (at, (how, write)) in WRITERS.into_iter().enumerate() {
+            never_over_an_existing_path_by(at, how, write);
+        }
+    }
+
+    fn never_over_an_existing_path_by(at: usize, how: &str, write: Writer) {
+        let dir = private_dir(&format!("existing-{at}"));
         fs::write(dir.join("existing.json"), b"theirs").unwrap();
         let err = write(&dir, "existing.json", b"ours").unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
@@ -290,12 +393,112 @@ mod tests {
             assert!(!target.exists(), "nothing written through the link");
         }
         let path = write(&dir, "fresh.json", b"ours").unwrap();
-        assert_eq!(path, fs::canonicalize(&dir).unwrap().join("fresh.json"));
+        let canonical = fs::canonicalize(&dir).unwrap().join("fresh.json");
+        assert_eq!(fs::canonicalize(&path).unwrap(), canonical, "{how}");
+        assert!(
+            !path.to_string_lossy().starts_with(r"\\?\"),
+            "{how}: {path:?}"
+        );
         assert_eq!(fs::read(&path).unwrap(), b"ours");
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
             assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A verbatim path is given back plain where the plain form names the
+    /// same file, and kept where it may not.
+    #[test]
+    fn verbatim_paths_are_given_back_plain_where_that_is_the_same_path() {
+        let plain = |p: &str| plain_form(Path::new(p));
+        assert_eq!(
+            plain(r"\\?\C:\Users\me\run").as_deref(),
+            Some(r"C:\Users\me\run")
+        );
+        assert_eq!(plain(r"\\?\Z:\").as_deref(), Some(r"Z:\"));
+        assert_eq!(
+            plain(r"\\?\UNC\host\share\dir").as_deref(),
+            Some(r"\\host\share\dir")
+        );
+        for kept in [
+            r"C:\Users\me",
+            r"\\?\GLOBALROOT\Device\x",
+            r"\\?\C:\dir.",
+            r"\\?\C:\dir \x",
+            r"\\?\C:\a\nul",
+            r"\\?\C:\a\Com1.txt",
+            r"\\?\C:\a\b:c",
+            r"\\?\C:\a\\b",
+        ] {
+            assert_eq!(plain(kept), None, "{kept}");
+        }
+        // MAX_PATH (260) counts the closing NUL: 259 characters at most.
+        let long = format!(r"\\?\C:\{}", "d".repeat(257));
+        assert_eq!(plain(&long), None);
+        let short = format!(r"\\?\C:\{}", "d".repeat(256));
+        assert_eq!(plain(&short).map(|p| p.len()), Some(259));
+        assert_eq!(plain(r"\\?\C:\a\COM10").as_deref(), Some(r"C:\a\COM10"));
+    }
+
+    /// The rules, both ways: a directory others may write is refused, and
+    /// one under a parent others may write (not sticky); a private one
+    /// under a sticky parent is used.
+    #[cfg(unix)]
+    #[test]
+    fn the_rules_hold_both_ways() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |dir: &Path, mode: u32| {
+            fs::set_permissions(dir, fs::Permissions::from_mode(mode)).unwrap();
+        };
+        for (at, (how, write)) in WRITERS.into_iter().enumerate() {
+            let root = private_dir(&format!("rules-{at}"));
+            let open = root.join("open");
+            fs::create_dir(&open).unwrap();
+            mode(&open, 0o777);
+            let err = write(&open, "x.json", b"ours").unwrap_err();
+            assert!(
+                err.to_string().contains("others may write to it"),
+                "{how}: {err}"
+            );
+            let private = open.join("private");
+            fs::create_dir(&private).unwrap();
+            mode(&private, 0o700);
+            let err = write(&private, "x.json", b"ours").unwrap_err();
+            assert!(err.to_string().contains("above it"), "{how}: {err}");
+            assert_eq!(fs::read_dir(&private).unwrap().count(), 0, "{how}");
+            mode(&open, 0o1777);
+            assert!(write(&private, "x.json", b"ours").is_ok(), "{how}");
+            fs::remove_dir_all(&root).unwrap();
+        }
+    }
+
+    /// A path that names a FIFO (directly or through a symlink) or a
+    /// device, not a directory, is refused at once, both ways: opening a
+    /// FIFO for reading would wait for a writer, and hold the caller's
+    /// thread until another user chose to release it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_or_a_device_is_refused_at_once() {
+        let dir = private_dir("fifo");
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo runs");
+        std::os::unix::fs::symlink(&fifo, dir.join("link")).unwrap();
+        for (how, write) in WRITERS {
+            for not_a_dir in [fifo.clone(), dir.join("link"), PathBuf::from("/dev/null")] {
+                let (sent, answer) = std::sync::mpsc::channel();
+                let path = not_a_dir.clone();
+                std::thread::spawn(move || {
+                    let _ = sent.send(write(&path, "x.json", b"ours").map(|_| ()));
+                });
+                let result = answer
+                    .recv_timeout(std::time::Duration::from_secs(5))
+                    .unwrap_or_else(|_| panic!("{how}: blocked on {}", not_a_dir.display()));
+                let err = result.expect_err("not a directory");
+                assert_eq!(err.raw_os_error(), Some(20), "{how}: ENOTDIR: {err}");
+            }
         }
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -306,7 +509,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_walk_never_follows_a_symlink() {
-        let Some(nofollow) = walk::O_NOFOLLOW else {
+        let Some(walk::Flags { nofollow, .. }) = walk::FLAGS else {
             return;
         };
         use std::os::unix::fs::OpenOptionsExt;

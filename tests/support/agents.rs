@@ -10,12 +10,14 @@
 //! sink, `NO_PROXY` covers loopback: an agent that honours them cannot
 //! reach the network, and the test sees that it tried.
 //!
-//! Needs Node.js and npm, on Unix; the Python agents (fast-agent, Mistral
+//! Needs Node.js and npm, on Linux (the turn's processes are read from
+//! `/proc`: tests/platform_needs.rs); the Python agents (fast-agent, Mistral
 //! Vibe) need Python 3.12 or newer, which `tests/acp-agent-python/install`
 //! finds. `.ci/run` installs the pinned packages and sets
 //! `EMBACLE_NO_SKIP=1`, under which a missing Node, npm or Python fails the
 //! tests; elsewhere each test says on the terminal (past the test harness's
 //! capture) that it was skipped, and why, and returns.
+#![cfg(target_os = "linux")]
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 
 use super::mcp_proxy::McpProxy;
-use super::processes::{client_dir, ensure_installed, example_path};
+use super::processes::{client_dir, ensure_installed, example_path, has_node_and_npm};
 use super::scripted_model::ScriptedModel;
 use super::stubs::ProxySink;
 
@@ -46,18 +48,7 @@ pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new
 /// `tests/acp-agent`, installed; `None` (after saying why) when Node or
 /// npm is missing and the tests may skip.
 pub async fn agents_dir() -> Option<PathBuf> {
-    for tool in ["node", "npm"] {
-        let found = Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status()
-            .await;
-        if found.is_ok_and(|status| status.success()) {
-            continue;
-        }
-        super::skipped(&format!(
-            "{tool} is not installed, so the ACP agents cannot run; this agent test did not run"
-        ));
+    if !has_node_and_npm("the ACP agents cannot run; this agent test").await {
         return None;
     }
     let dir = client_dir("acp-agent");

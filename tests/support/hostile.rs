@@ -175,7 +175,10 @@ pub fn worst_echo_body(max_body: usize, max_parsed: usize) -> String {
 }
 
 /// This process's resident set size (`VmRSS`) or its peak since the last
-/// [`reset_peak_rss`] (`VmHWM`), in bytes (Linux).
+/// [`reset_peak_rss`] (`VmHWM`), in bytes (Linux; elsewhere no caller
+/// reads it: the memory test is Linux's, the soak and the flood bench ask
+/// only there).
+#[cfg(target_os = "linux")]
 fn rss_field(field: &str) -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let kib: usize = status
@@ -189,6 +192,11 @@ fn rss_field(field: &str) -> usize {
     kib * 1024
 }
 
+#[cfg(not(target_os = "linux"))]
+fn rss_field(field: &str) -> usize {
+    panic!("{field} is read from /proc/self/status, which only Linux has")
+}
+
 pub fn rss() -> usize {
     rss_field("VmRSS:")
 }
@@ -199,5 +207,8 @@ pub fn peak_rss() -> usize {
 
 /// Starts a new `VmHWM` peak at the current RSS (Linux 4.0+).
 pub fn reset_peak_rss() {
+    #[cfg(target_os = "linux")]
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    #[cfg(not(target_os = "linux"))]
+    panic!("the RSS peak is reset through /proc/self/clear_refs, which only Linux has");
 }

@@ -40,6 +40,19 @@ pub fn skipped(why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
 
+/// Whether this test runs under Wine (a Windows build on Linux), told by
+/// a program only Wine's `system32` holds. Some cases skip there, each
+/// naming the Wine limitation that stops it (`scripts/windows-tests`).
+pub fn under_wine() -> bool {
+    cfg!(windows)
+        && std::env::var_os("SystemRoot").is_some_and(|root| {
+            std::path::Path::new(&root)
+                .join("system32")
+                .join("wineboot.exe")
+                .is_file()
+        })
+}
+
 /// Every await in a test runs under this bound, so a hang fails the test.
 pub const STEP: Duration = Duration::from_secs(10);
 

@@ -17,7 +17,21 @@ use super::within;
 /// `cargo test --all-targets` builds examples only in test mode, under a
 /// hashed name; so the test builds the example itself (a no-op when it is
 /// fresh) and takes the path cargo reports.
+///
+/// Where `EMBACLE_EXAMPLES_DIR` is set, the example is taken from there
+/// as built: `scripts/windows-tests` builds the examples for Windows and
+/// runs the tests under Wine, where the cargo this test was built by (a
+/// Linux program) cannot be started.
 pub fn example_path(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("EMBACLE_EXAMPLES_DIR") {
+        let path = Path::new(&dir).join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            path.is_file(),
+            "EMBACLE_EXAMPLES_DIR has no {}",
+            path.display()
+        );
+        return path;
+    }
     let output = std::process::Command::new(env!("CARGO"))
         .args(["build", "--example", name, "--message-format=json"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -119,6 +133,25 @@ pub fn client_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join(name)
+}
+
+/// Whether `node` and `npm` run; when one does not, says so (failing
+/// under `EMBACLE_NO_SKIP`) with what therefore did not run: `lost`, as
+/// in "the ACP agents cannot run; this agent test".
+pub async fn has_node_and_npm(lost: &str) -> bool {
+    for tool in ["node", "npm"] {
+        let found = Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await;
+        if !found.is_ok_and(|status| status.success()) {
+            super::skipped(&format!("{tool} is not installed, so {lost} did not run"));
+            return false;
+        }
+    }
+    true
 }
 
 /// Installs the pinned packages of the client in `dir` when `package` is
