@@ -109,7 +109,9 @@
 //! caller's memory, or the agent it handed the bearer to, while the session
 //! is open. See README.md for the full model.
 // No `unsafe` but the two calls that open a netlink socket, in
-// `conn/peer_user.rs` (its module doc says why).
+// `conn/peer_user.rs` (Linux), and the Win32 calls that create a config
+// file only its owner may open, in `session/owner_only_file.rs` (Windows);
+// each module doc says why.
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 

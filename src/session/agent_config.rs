@@ -185,20 +185,23 @@ impl ToolSession {
     /// process that aborts leaves it behind, holding a dead bearer.
     ///
     /// It is created new (never over an existing file, nor through a
-    /// symlink), with a random name; on Unix with mode 0600, readable by its
-    /// owner alone. It holds the bearer, and the agent trusts what it
-    /// reads there, so on Unix `dir` must belong to this process's user and
-    /// be writable by no one else (not `/tmp` itself: another user could
-    /// swap the file for one naming a server of theirs). Use a private
-    /// runtime directory (`$XDG_RUNTIME_DIR`, mode 0700), or a directory of
-    /// your own, mode 0700; elsewhere than Unix the file takes `dir`'s
-    /// access rules. Every directory above `dir` must belong to this user
-    /// or root, and be writable by no one else unless sticky. On Linux the
-    /// checks and the write are one walk by file descriptor, each
-    /// directory opened without following a symlink and checked as
-    /// opened, so no directory swapped while it runs redirects the file; on
-    /// other Unix systems the same checks are made by name, before the
-    /// write.
+    /// symlink), with a random name, readable by its owner alone: on Unix
+    /// with mode 0600; on Windows with a protected access list whose one
+    /// entry lets this process's user, its owner, open it. It holds the
+    /// bearer, and the agent trusts what it reads there, so on Unix `dir`
+    /// must belong to this process's user and be writable by no one else
+    /// (not `/tmp` itself: another user could swap the file for one naming
+    /// a server of theirs). Use a private runtime directory
+    /// (`$XDG_RUNTIME_DIR`, mode 0700), or a directory of your own, mode
+    /// 0700. Every directory above `dir` must belong to this user or root,
+    /// and be writable by no one else unless sticky. On Linux the checks
+    /// and the write are one walk by file descriptor, each directory
+    /// opened without following a symlink and only as a directory, and
+    /// checked as opened, so no directory swapped while it runs redirects
+    /// the file, and no FIFO on the path holds the call; on other Unix
+    /// systems the same checks are made by name, before the write. On
+    /// Windows `dir`'s own rules are not checked: use a directory under
+    /// your profile, which other users cannot change.
     ///
     /// A process that ends without dropping the guard leaves the file
     /// behind, holding a dead bearer: an abort, or a signal it does not

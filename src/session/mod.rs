@@ -5,11 +5,14 @@
 //! agent's config — the ACP array checked against the agent's
 //! capabilities, and config files (`agent_config.rs`), written only into
 //! private directories, checked by descriptor as they are walked
-//! (`private_file.rs`); and [`Runner`], each agent tested and how it names
+//! (`private_file.rs`), on Windows with an owner-only access list
+//! (`owner_only_file.rs`); and [`Runner`], each agent tested and how it names
 //! tools to its model (`runner.rs`).
 
 mod agent_config;
 mod mcp_servers;
+#[cfg(windows)]
+mod owner_only_file;
 mod private_file;
 mod runner;
 mod tool_session;

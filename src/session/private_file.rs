@@ -33,9 +33,10 @@
 //! file is still created new, mode 0600, never through a symlink, and no
 //! open waits on a FIFO (only the file itself is opened, `O_CREAT |
 //! O_EXCL`). Linux's tests take this path too (`write_by_name`). On
-//! Windows the file takes the directory's access rules, and the path
-//! returned is the plain one (`C:\…`), not `canonicalize`'s verbatim
-//! `\\?\C:\…`, where both name the same file.
+//! Windows the file is created with a protected access list that lets its
+//! owner alone open it (`owner_only_file.rs`; the directory's own rules
+//! are not checked), and the path returned is the plain one (`C:\…`), not
+//! `canonicalize`'s verbatim `\\?\C:\…`, where both name the same file.
 
 use std::fs;
 use std::io::{self, Write};
@@ -69,7 +70,7 @@ fn canonical(dir: &Path) -> io::Result<PathBuf> {
 /// the one macOS and the BSDs take is tested, not only compiled.
 fn write_by_name(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     let path = dir.join(name);
-    let mut file = new_file(0).open(&path)?;
+    let mut file = create_new(&path)?;
     let written = by_name::check_directory(dir, &file)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all());
@@ -119,8 +120,20 @@ fn plain_form(path: &Path) -> Option<String> {
         .then_some(plain)
 }
 
+/// Creates `path` new, for writing: mode 0600 on Unix; on Windows with a
+/// protected access list that lets its owner alone open it
+/// (`owner_only_file.rs`).
+fn create_new(path: &Path) -> io::Result<fs::File> {
+    #[cfg(windows)]
+    return super::owner_only_file::create(path);
+    #[cfg(not(windows))]
+    return new_file(0).open(path);
+}
+
 /// Options that create a file new, for writing, mode 0600 on Unix, with
-/// `flags` added (Unix).
+/// `flags` added (Unix). Not on Windows, where `create_new` sets the
+/// access list itself.
+#[cfg(not(windows))]
 fn new_file(flags: i32) -> fs::OpenOptions {
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
