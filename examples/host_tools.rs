@@ -7,15 +7,22 @@
 //! The first line on stdout is the session's ACP `mcpServers` JSON: pass it
 //! in `session/new`, or point any MCP client at its `url` with its
 //! `Authorization` header. Everything else goes to stderr, among it one
-//! line per request the host answers or refuses, from its observer
+//! line per request the host answers, from its observer
 //! (`ToolHostConfig::observer`): the session, the method and tool, the
-//! revision, the outcome and the time taken, and a client's `traceparent`:
+//! revision, the outcome and the time taken, and a client's `traceparent`;
+//! and, once a second at most, the requests refused before authentication,
+//! counted:
 //!
 //! ```text
 //! [request] session-1 tools/call echo (2025-11-25): success in 161µs
 //! [request] session-1 tools/call delete_everything (2025-11-25): refused in 88µs
-//! [request] no session: rejected with 401 in 21µs
+//! [request] no session: 1 rejected with 401
 //! ```
+//!
+//! The observer runs inline on the connection's task, so it never writes
+//! itself: it hands each line to a writer thread through a bounded
+//! channel, and drops (and counts) a line that does not fit. A stderr that
+//! nobody reads then costs lines, never the host's answers.
 //!
 //! Tools: `echo` (returns `text`), `add` (sums `a` and `b`, a JSON result),
 //! `unix_time` (no arguments), `tenant_info`, whose `tenant` argument is
@@ -25,7 +32,10 @@
 //! like to the model.
 #![deny(warnings)]
 
-use std::sync::Arc;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use embacle_tool_host::content::ToolAnnotations;
@@ -36,13 +46,12 @@ use serde_json::{json, Value};
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 1. Bind the host on 127.0.0.1 with a kernel-chosen port, with an
-    //    observer that prints a line per request.
+    //    observer that hands a line per request to a writer thread.
+    let (observer, writer) = observer_writing_to_stderr();
     let host = ToolHost::bind(ToolHostConfig {
         server_name: "demo".to_owned(),
         instructions: Some("Demo tools from the embacle-tool-host example.".to_owned()),
-        observer: Some(Observer::new(|seen| {
-            eprintln!("[request] {}", describe(seen))
-        })),
+        observer: Some(observer),
         ..ToolHostConfig::default()
     })
     .await?;
@@ -141,12 +150,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         eprintln!("{err}");
     }
+    // The last observer goes with the host; the writer then writes what is
+    // left, and ends.
+    drop(host);
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await?;
     Ok(())
 }
 
-/// One observation as a line. (The observer runs inline on the request's
-/// task: a line to stderr is cheap enough; anything slower belongs on a
-/// channel.)
+/// An observer that never waits, and the thread that writes its lines: at
+/// most 1,024 lines queued, the rest dropped and counted, and the count
+/// written before the next line that gets through.
+fn observer_writing_to_stderr() -> (Observer, JoinHandle<()>) {
+    let (lines, to_write) = mpsc::sync_channel::<String>(1024);
+    let dropped = Arc::new(AtomicU64::new(0));
+    let lost = Arc::clone(&dropped);
+    let writer = std::thread::spawn(move || {
+        let mut stderr = std::io::stderr();
+        for line in to_write {
+            let missed = lost.swap(0, Ordering::Relaxed);
+            if missed > 0 {
+                let _ = writeln!(stderr, "[request] {missed} lines dropped: stderr was slow");
+            }
+            let _ = writeln!(stderr, "[request] {line}");
+        }
+    });
+    let observer = Observer::new(move |seen| {
+        if lines.try_send(describe(seen)).is_err() {
+            dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    (observer, writer)
+}
+
+/// One observation as a line.
 fn describe(seen: &Observation<'_>) -> String {
     let mut line = match seen.session {
         Some(session) => session.to_string(),
@@ -158,6 +194,10 @@ fn describe(seen: &Observation<'_>) -> String {
     }
     if let Some(version) = seen.protocol_version {
         line.push_str(&format!(" ({version})"));
+    }
+    if let (None, Outcome::Rejected { status }) = (seen.session, seen.outcome) {
+        // Refusals before authentication come counted, not timed.
+        return format!("{line}: {} rejected with {status}", seen.requests);
     }
     let outcome = match seen.outcome {
         Outcome::Success => "success".to_owned(),

@@ -96,9 +96,20 @@ impl HostHandle {
     }
 }
 
+impl HostHandle {
+    /// Tells the observer the refusals it has counted and not yet told: a
+    /// stopped host refuses no more, so none waits out its window.
+    fn tell_refusals(&self) {
+        if let Some(observer) = &self.shared.config.observer {
+            observer.tell_refusals();
+        }
+    }
+}
+
 impl Drop for HostHandle {
     fn drop(&mut self) {
         self.request_stop(Stop::Now);
+        self.tell_refusals();
     }
 }
 
@@ -231,6 +242,7 @@ impl ToolHost {
         let mut stopped = self.inner.stopped.clone();
         // An error means the accept loop is gone, which is stopped too.
         let _ = stopped.wait_for(Option::is_some).await;
+        self.inner.tell_refusals();
     }
 }
 

@@ -186,8 +186,11 @@ pub mod agent {
 ///   403 (a foreign `Host` or `Origin`, another local user), 401 (no live
 ///   bearer), 429 (the session holds its share of connections), 404, 405,
 ///   406, 408, 409, 413, 415, 400. Those refused before authentication
-///   have no session; nothing about the bearer is kept, not even whether
-///   one was sent.
+///   have no session, and are told together: at most one observation per
+///   status each [`REFUSALS_WINDOW`](observe::REFUSALS_WINDOW), counting
+///   them (`Observation::requests`), so a flood without a bearer cannot
+///   make the observer run once per request. Nothing about the bearer is
+///   kept, not even whether one was sent.
 ///
 /// Notifications and client responses (202, nothing answered) are not
 /// observed, nor are the legacy era's `GET` stream and `DELETE`, which are
@@ -198,11 +201,14 @@ pub mod agent {
 /// Without an observer (the default) the host takes no clock readings and
 /// builds nothing for it: one branch per request on an `Option` that is
 /// `None`. With one, the observer runs on the request's own task, inline,
-/// before the answer is sent: keep it short and never block (send the
-/// observation to a channel or a counter if it needs more). A panicking
-/// observer loses its own observation, not the request.
+/// before the answer is sent (the refusals told together, on a task of
+/// their own): keep it short and never block, not even on a write to
+/// stderr, which waits for ever once a pipe nobody reads is full (send the
+/// observation to a bounded channel, dropping when it is full, as
+/// `examples/host_tools.rs` does). A panicking observer loses its own
+/// observation, not the request.
 pub mod observe {
-    pub use crate::observer::{Observation, Observer, Outcome};
+    pub use crate::observer::{Observation, Observer, Outcome, INVALID_METHOD, REFUSALS_WINDOW};
 }
 
 /// The README's Rust examples compile and run as doctests.

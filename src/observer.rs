@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +28,21 @@ impl fmt::Display for SessionId {
 /// Told of each request the host answers (see [`observe`](crate::observe)
 /// for which, and what it costs): a function of one [`Observation`],
 /// shared by every connection's task.
+///
+/// **It runs inline**, on the task of the connection whose request it
+/// observes, before the answer is sent: an observer that blocks holds that
+/// connection, and the runtime thread under it. Hand each observation off
+/// without waiting (a bounded channel whose sender drops when it is full,
+/// counting what it dropped, to a thread that writes), never write to a
+/// pipe or a terminal from here: a pipe nobody reads fills, and then
+/// every request waits on it. `examples/host_tools.rs` shows such a
+/// hand-off.
+///
+/// **Refusals before authentication are told together**, at most once a
+/// [`REFUSALS_WINDOW`] per status, each observation counting the refusals
+/// of its status since the last ([`Observation::requests`]): a process
+/// without a bearer can make the host refuse thousands of requests a
+/// second, and must not make the observer run as often.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -51,17 +67,75 @@ impl fmt::Display for SessionId {
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct Observer(Arc<dyn Fn(&Observation<'_>) + Send + Sync>);
+pub struct Observer {
+    observe: Arc<dyn Fn(&Observation<'_>) + Send + Sync>,
+    /// The refusals before authentication not yet told, shared by the
+    /// clones (a config cloned for two hosts tells their sum).
+    refusals: Arc<Refusals>,
+}
+
+/// How long refusals before authentication are counted before they are
+/// told: the first one counted is told at most this long after it came,
+/// or when the host stops, if that is sooner.
+pub const REFUSALS_WINDOW: Duration = Duration::from_secs(1);
+
+/// The statuses a request refused before authentication may get, each
+/// counted apart; another (none is known) is told at once.
+const REFUSED_STATUSES: [u16; 12] = [400, 401, 403, 404, 405, 406, 408, 409, 413, 415, 429, 431];
+
+/// Refusals before authentication, counted between observations.
+#[derive(Default)]
+struct Refusals {
+    /// Whether a task is waiting out the window to tell them.
+    told_soon: AtomicBool,
+    /// Per status of [`REFUSED_STATUSES`], those not yet told.
+    counts: [AtomicU64; REFUSED_STATUSES.len()],
+}
 
 impl Observer {
     /// An observer that calls `observe` with each observation.
     pub fn new(observe: impl Fn(&Observation<'_>) + Send + Sync + 'static) -> Self {
-        Self(Arc::new(observe))
+        Self {
+            observe: Arc::new(observe),
+            refusals: Arc::default(),
+        }
     }
 
     /// Tells the observer; a panic in it is contained here.
     pub(crate) fn tell(&self, observation: &Observation<'_>) {
-        let _ = catch_unwind(AssertUnwindSafe(|| (self.0)(observation)));
+        let _ = catch_unwind(AssertUnwindSafe(|| (self.observe)(observation)));
+    }
+
+    /// Counts a request refused with `status` before authentication, to be
+    /// told with the others of its status once [`REFUSALS_WINDOW`] has
+    /// passed (a task of the current runtime waits it out, one at a time).
+    pub(crate) fn count_refusal(&self, status: u16) {
+        let Some(at) = REFUSED_STATUSES.iter().position(|&s| s == status) else {
+            return self.tell(&Observation::refusals(status, 1));
+        };
+        self.refusals.counts[at].fetch_add(1, Ordering::Relaxed);
+        if self.refusals.told_soon.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let observer = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(REFUSALS_WINDOW).await;
+            // Cleared first: a refusal counted from here on schedules the
+            // next window, whether or not this one takes it.
+            observer.refusals.told_soon.store(false, Ordering::Release);
+            observer.tell_refusals();
+        });
+    }
+
+    /// Tells the refusals counted and not yet told, one observation per
+    /// status: at the end of a window, and when the host stops.
+    pub(crate) fn tell_refusals(&self) {
+        for (status, count) in REFUSED_STATUSES.iter().zip(&self.refusals.counts) {
+            let requests = count.swap(0, Ordering::AcqRel);
+            if requests > 0 {
+                self.tell(&Observation::refusals(*status, requests));
+            }
+        }
     }
 }
 
@@ -83,7 +157,10 @@ pub struct Observation<'a> {
     pub session: Option<SessionId>,
     /// The JSON-RPC method (`tools/call`, `tools/list`, `initialize`, …);
     /// `None` for a request refused before its body was read, or a message
-    /// that was not a readable request.
+    /// that was not a readable request. A method of more than 64
+    /// characters, or holding any but printable ASCII (a space, a newline,
+    /// an escape), is given as [`INVALID_METHOD`], so what a client sends
+    /// can neither forge a log line nor grow one.
     pub method: Option<&'a str>,
     /// The tool a `tools/call` named, once it is a name a tool could have
     /// (an invalid name is not passed on); `None` for other methods.
@@ -98,11 +175,34 @@ pub struct Observation<'a> {
     pub elapsed: Duration,
     /// What the request came to.
     pub outcome: Outcome,
+    /// How many requests this observation stands for: 1, but for requests
+    /// refused before authentication, which are told together (see
+    /// [`Observer`]): all those refused with its status since the last
+    /// such observation. Their `elapsed` is zero, and they have no
+    /// session, method, tool, revision or trace context.
+    pub requests: u64,
     /// The W3C trace context a client sent in `params._meta.traceparent`,
     /// when it is well-formed (`00-` 32 hex digits `-` 16 hex digits `-` 2
-    /// hex digits, lowercase, 55 characters); anything else is dropped, so
-    /// an observer can log it as is.
+    /// hex digits, lowercase, 55 characters) and valid (neither id all
+    /// zeros, which W3C Trace Context forbids); anything else is dropped,
+    /// so an observer can log it as is.
     pub traceparent: Option<&'a str>,
+}
+
+impl Observation<'_> {
+    /// `requests` requests refused with `status` before authentication.
+    fn refusals(status: u16, requests: u64) -> Self {
+        Self {
+            session: None,
+            method: None,
+            tool: None,
+            protocol_version: None,
+            elapsed: Duration::ZERO,
+            outcome: Outcome::Rejected { status },
+            requests,
+            traceparent: None,
+        }
+    }
 }
 
 /// What a request came to.
@@ -133,8 +233,26 @@ pub enum Outcome {
     },
 }
 
-/// `value` when it is a well-formed W3C `traceparent` (version `00`):
-/// `00-TRACEID-PARENTID-FLAGS`, lowercase hex of 32, 16 and 2 digits.
+/// What [`Observation::method`] holds for a method that is not 1 to 64
+/// printable ASCII characters.
+pub const INVALID_METHOD: &str = "(invalid)";
+
+/// `method` as an observer is given it: as sent when it is 1 to 64
+/// printable ASCII characters (every MCP method is), else
+/// [`INVALID_METHOD`].
+pub(crate) fn printable_method(method: &str) -> &str {
+    let printable =
+        (1..=64).contains(&method.len()) && method.bytes().all(|b| b.is_ascii_graphic());
+    if printable {
+        method
+    } else {
+        INVALID_METHOD
+    }
+}
+
+/// `value` when it is a well-formed, valid W3C `traceparent` (version
+/// `00`): `00-TRACEID-PARENTID-FLAGS`, lowercase hex of 32, 16 and 2
+/// digits, neither id all zeros.
 pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
     let bytes = value.as_bytes();
     let hex = |range: std::ops::Range<usize>| {
@@ -149,7 +267,8 @@ pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
         && hex(3..35)
         && hex(36..52)
         && hex(53..55);
-    shaped.then_some(value)
+    let zeros = |range: std::ops::Range<usize>| bytes[range].iter().all(|&b| b == b'0');
+    (shaped && !zeros(3..35) && !zeros(36..52)).then_some(value)
 }
 
 #[cfg(test)]
@@ -169,8 +288,34 @@ mod tests {
             "00-4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0\n",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-00000000000000000000000000000000-0000000000000000-00",
         ] {
             assert_eq!(valid_traceparent(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Methods reach the observer as sent only when printable and short.
+    #[test]
+    fn methods_are_printable_and_bounded() {
+        for sent in [
+            "tools/call",
+            "notifications/cancelled",
+            "x",
+            &"m".repeat(64),
+        ] {
+            assert_eq!(printable_method(sent), sent);
+        }
+        for forged in [
+            "",
+            "tools/call\n[request] session-1 tools/call ok",
+            "\u{1b}[31mred",
+            "tools call",
+            "caf\u{e9}",
+            &"m".repeat(65),
+        ] {
+            assert_eq!(printable_method(forged), INVALID_METHOD, "{forged:?}");
         }
     }
 
@@ -178,16 +323,7 @@ mod tests {
     #[test]
     fn a_panicking_observer_is_contained() {
         let observer = Observer::new(|_| panic!("observer bug"));
-        let seen = Observation {
-            session: None,
-            method: None,
-            tool: None,
-            protocol_version: None,
-            elapsed: Duration::ZERO,
-            outcome: Outcome::Rejected { status: 401 },
-            traceparent: None,
-        };
-        observer.tell(&seen);
+        observer.tell(&Observation::refusals(401, 1));
         assert_eq!(format!("{observer:?}"), "Observer(..)");
     }
 }

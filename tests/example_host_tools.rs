@@ -1,7 +1,8 @@
 //! The README's main job, `cargo run --example host_tools`, works end to end:
 //! its first stdout line is the mcpServers JSON, its `echo` tool answers over
 //! that URL and bearer, its observer prints a line per request, and
-//! SIGTERM stops it cleanly.
+//! SIGTERM stops it cleanly; and a stderr that nobody reads never stops it
+//! answering.
 #![cfg(unix)]
 
 mod support;
@@ -57,11 +58,43 @@ async fn host_tools_example_serves_echo() {
         "[request] session-1 tools/call echo (2025-03-26): success in ",
         "[request] session-1 tools/call delete_everything (2025-03-26): refused in ",
         "[request] session-1 tools/call add (2025-11-25): success in ",
-        "[request] no session: rejected with 401 in ",
+        "[request] no session: 1 rejected with 401",
     ];
     assert_eq!(lines.len(), expected.len(), "{stderr}");
     for (line, start) in lines.iter().zip(expected) {
         assert!(line.starts_with(start), "{line:?} is not {start:?}…");
     }
     assert!(!stderr.contains(&example_bearer), "the bearer on stderr");
+}
+
+/// The example's observer never waits on stderr: with stderr a pipe that
+/// nobody reads, 3,000 requests without a bearer and 3,000 of the
+/// session's own (a line each, far more than a pipe holds) are all
+/// answered, and so are the session's calls after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_stderr_never_stops_the_host() {
+    let example = RunningExample::start_unread("host_tools").await;
+    let (addr, bearer) = (example.addr(), example.bearer.clone());
+    let stranger = post_with(addr, &[], PING);
+    for _ in 0..3_000 {
+        assert_eq!(within(send_once(addr, &stranger)).await.status, 401);
+    }
+    let mut conn = Conn::open(addr).await;
+    let ping = post(addr, &bearer, PING);
+    for _ in 0..3_000 {
+        assert_eq!(within(conn.send(&ping)).await.status, 200);
+    }
+    for id in 0..2 {
+        let echoed = rpc(
+            addr,
+            &bearer,
+            call_body(id, "echo", json!({"text": "still here"})),
+        );
+        let echoed = within(echoed).await;
+        assert_eq!(
+            echoed.json()["result"]["content"][0]["text"],
+            "still here",
+            "call {id} after the flood"
+        );
+    }
 }

@@ -2,15 +2,18 @@
 //! every request a session's clients make — each call with what it came
 //! to (success, refusal, failure, cancellation), each other method, each
 //! rejection before and after authentication — with the session's opaque
-//! id, never its bearer; and a panicking observer costs nothing but its
-//! own observation.
+//! id, never its bearer; refusals before authentication are counted and
+//! told together, so a flood without a bearer cannot make the observer
+//! run per request, nor slow the host's own client through it; and a
+//! panicking observer costs nothing but its own observation.
 
 mod support;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use embacle_tool_host::observe::{Observer, Outcome};
+use embacle_tool_host::observe::{Observer, Outcome, INVALID_METHOD, REFUSALS_WINDOW};
 use embacle_tool_host::{SessionId, ToolHostConfig};
 use serde_json::{json, Value};
 use support::*;
@@ -25,6 +28,7 @@ struct Seen {
     outcome: Outcome,
     traceparent: Option<String>,
     elapsed: Duration,
+    requests: u64,
 }
 
 /// The observations not yet taken, and the `Debug` of every observation
@@ -49,6 +53,7 @@ fn observed() -> (ToolHostConfig, Arc<Log>) {
             outcome: o.outcome,
             traceparent: o.traceparent.map(str::to_owned),
             elapsed: o.elapsed,
+            requests: o.requests,
         })
     });
     let config = ToolHostConfig {
@@ -187,29 +192,152 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
             403,
         ),
     ];
+    let started = Instant::now();
     for (request, status) in probes {
         assert_eq!(send_once(addr, &request).await.status, status);
-        let probe = one(&log);
-        assert_eq!(
-            (probe.session, probe.outcome),
-            (None, Outcome::Rejected { status })
-        );
     }
-
     // After the guard drops, its bearer is a stranger's.
     fx.revoke();
     assert_eq!(
         send_once(addr, &post(addr, &bearer, PING)).await.status,
         401
     );
-    assert_eq!(one(&log).session, None);
+    // Told together, once the window has passed: counted by status.
+    let counted = |log: &Log| {
+        let seen = log.pending.lock().unwrap();
+        let of = |status| {
+            seen.iter()
+                .filter(|s| s.outcome == Outcome::Rejected { status })
+                .map(|s| s.requests)
+                .sum::<u64>()
+        };
+        (of(401), of(403))
+    };
+    wait_until("the refusals are told", || counted(&log) == (3, 2)).await;
+    assert!(
+        started.elapsed() >= REFUSALS_WINDOW,
+        "not before the window"
+    );
+    for refused in take(&log) {
+        assert_eq!(refused.session, None);
+        assert_eq!(refused.elapsed, Duration::ZERO);
+        assert!(refused.method.is_none() && refused.traceparent.is_none());
+    }
 
     assert!(take(&log).is_empty());
     let every = log.every_debug.lock().unwrap();
-    assert_eq!(every.len(), 18, "one observation per request: {every:#?}");
     for debug in every.iter() {
         assert!(!debug.contains(&bearer[4..]), "the bearer in {debug}");
     }
+}
+
+/// What a client sends cannot forge a line: a method with a newline, an
+/// escape or a space, or past 64 characters, reaches the observer as
+/// `(invalid)`; a `traceparent` of all-zero ids (invalid, says W3C) is
+/// dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cannot_forge_what_the_observer_logs() {
+    let (config, log) = observed();
+    let fx = Fixture::with(config).await;
+    for forged in [
+        "no/such\n[request] session-9 tools/call delete_everything: success".to_owned(),
+        "\u{1b}[2Jcleared".to_owned(),
+        "m".repeat(100_000),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": forged});
+        assert_eq!(fx.rpc(body).await.status, 200);
+        let seen = one(&log);
+        assert_eq!(seen.method.as_deref(), Some(INVALID_METHOD));
+        assert_eq!(seen.outcome, Outcome::Failed { code: -32601 });
+    }
+    let zero = "00-00000000000000000000000000000000-00f067aa0ba902b7-01";
+    let mut body = modern_call(2, "echo", json!({"text": "zero"}));
+    body["params"]["_meta"]["traceparent"] = json!(zero);
+    assert_eq!(fx.send(&fx.modern_request(&body)).await.status, 200);
+    let seen = one(&log);
+    assert_eq!((seen.traceparent, seen.outcome), (None, Outcome::Success));
+}
+
+/// A flood without a bearer reaches a slow observer (5 ms an
+/// observation) a few times a second, not once per request: it is
+/// counted, every request of it, and the host's own client keeps its
+/// median within twice what it is without the flood.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_without_a_bearer_cannot_slow_the_host_through_its_observer() {
+    #[derive(Default)]
+    struct Counts {
+        refusal_observations: AtomicU64,
+        refused_requests: AtomicU64,
+    }
+    let counts = Arc::new(Counts::default());
+    let seen = Arc::clone(&counts);
+    let fx = Fixture::with(ToolHostConfig {
+        observer: Some(Observer::new(move |o| {
+            if o.session.is_none() {
+                seen.refusal_observations.fetch_add(1, Ordering::Relaxed);
+                seen.refused_requests
+                    .fetch_add(o.requests, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        })),
+        ..ToolHostConfig::default()
+    })
+    .await;
+    let quiet = median_of_pings(&fx, Duration::ZERO).await;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let flooders: Vec<_> = (0..4)
+        .map(|n| {
+            let (stop, sent, addr) = (Arc::clone(&stop), Arc::clone(&sent), fx.addr);
+            // Two statuses: 401 (no bearer) and 403 (a foreign Host).
+            let probe = if n % 2 == 0 {
+                post_with(addr, &[], PING)
+            } else {
+                post_as("rebound.example:80", &[], PING)
+            };
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let status = send_once(addr, &probe).await.status;
+                    assert!(status == 401 || status == 403, "{status}");
+                    sent.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    wait_until("the flood is under way", || {
+        sent.load(Ordering::Relaxed) >= 200
+    })
+    .await;
+    let flood_started = Instant::now();
+    // Past two windows, so refusals are told while the client is timed.
+    let flooded = median_of_pings(&fx, REFUSALS_WINDOW * 5 / 2).await;
+    stop.store(true, Ordering::Relaxed);
+    for flooder in flooders {
+        within(flooder).await.unwrap();
+    }
+    let flooded_for = flood_started.elapsed();
+    let told = counts.refusal_observations.load(Ordering::Relaxed);
+    within(fx.host.shutdown()).await;
+    let sent = sent.load(Ordering::Relaxed);
+    println!(
+        "a flood of {sent} requests without a bearer over {flooded_for:?}: told in {told} \
+         observations; the client's median {quiet:?} quiet, {flooded:?} flooded"
+    );
+    assert_eq!(
+        counts.refused_requests.load(Ordering::Relaxed),
+        sent,
+        "every refusal counted, the last when the host stopped"
+    );
+    let windows = (flooded_for.as_millis() / REFUSALS_WINDOW.as_millis()) as u64 + 2;
+    assert!(
+        (1..=2 * windows).contains(&told),
+        "{told} observations for {windows} windows of two statuses"
+    );
+    assert!(
+        flooded <= quiet * 2,
+        "the client's median went from {quiet:?} to {flooded:?}"
+    );
 }
 
 /// A streamed call is observed when its final response is ready; a call
@@ -278,6 +406,22 @@ async fn streamed_cancelled_and_batched_requests_are_each_observed() {
         (garbage.method, garbage.outcome),
         (None, Outcome::Failed { code: -32700 })
     );
+}
+
+/// The median time of pings on one keep-alive connection: 40 at least,
+/// and for `at_least`.
+async fn median_of_pings(fx: &Fixture, at_least: Duration) -> Duration {
+    let mut conn = fx.conn().await;
+    let ping = fx.post(PING);
+    let mut times = Vec::new();
+    let started = Instant::now();
+    while times.len() < 40 || started.elapsed() < at_least {
+        let started = Instant::now();
+        assert_eq!(conn.send(&ping).await.status, 200);
+        times.push(started.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
 }
 
 /// An observer that panics loses its own observation: every request is

@@ -136,14 +136,18 @@ pub(crate) async fn serve(
 }
 
 /// Tells the observer of a request refused before dispatch: nothing of it
-/// but its session, if its bearer was live, and the status. Cold: only a
-/// host with an observer comes here.
+/// but its session, if its bearer was live, and the status; refused before
+/// authentication, it is counted, and told with the others (`Observer`).
+/// Cold: only a host with an observer comes here.
 #[cold]
 #[inline(never)]
 fn tell_rejected(shared: &Shared, session: Option<SessionId>, since: Instant, status: StatusCode) {
     let Some(observer) = &shared.config.observer else {
         return;
     };
+    if session.is_none() {
+        return observer.count_refusal(status.as_u16());
+    }
     observer.tell(&Observation {
         session,
         method: None,
@@ -153,6 +157,7 @@ fn tell_rejected(shared: &Shared, session: Option<SessionId>, since: Instant, st
         outcome: Outcome::Rejected {
             status: status.as_u16(),
         },
+        requests: 1,
         traceparent: None,
     });
 }

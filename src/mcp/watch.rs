@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::reply::Handled;
 use crate::jsonrpc::Params;
-use crate::observer::{valid_traceparent, Observation, Outcome};
+use crate::observer::{printable_method, valid_traceparent, Observation, Outcome};
 use crate::protocol::Era;
 use crate::state::Lease;
 use crate::tool::is_valid_name;
@@ -60,11 +60,12 @@ impl Watch {
         };
         observer.tell(&Observation {
             session: Some(lease.session.id()),
-            method: Some(method),
+            method: Some(printable_method(method)),
             tool: self.tool.as_deref(),
             protocol_version: era.map(Era::version),
             elapsed: self.since.elapsed(),
             outcome,
+            requests: 1,
             traceparent: self.traceparent.as_deref(),
         });
     }
@@ -83,6 +84,7 @@ pub(super) fn tell_unreadable(lease: &Lease, since: Option<Instant>, code: i32) 
             protocol_version: None,
             elapsed: since.elapsed(),
             outcome: Outcome::Failed { code },
+            requests: 1,
             traceparent: None,
         });
     }

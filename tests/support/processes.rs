@@ -62,11 +62,24 @@ pub struct RunningExample {
     pub bearer: String,
     /// Everything it writes to stderr, once it has exited.
     stderr: tokio::task::JoinHandle<String>,
+    /// Its stderr, held open and never read (`start_unread`).
+    _unread: Option<tokio::process::ChildStderr>,
 }
 
 impl RunningExample {
     /// Starts the example `name` and reads its first line.
     pub async fn start(name: &str) -> Self {
+        Self::started(name, true).await
+    }
+
+    /// Starts the example `name` with its stderr a pipe that nobody
+    /// reads, as a service whose log reader has stalled: once the pipe is
+    /// full, every write to stderr waits.
+    pub async fn start_unread(name: &str) -> Self {
+        Self::started(name, false).await
+    }
+
+    async fn started(name: &str, read_stderr: bool) -> Self {
         let mut child = Command::new(example_path(name))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -74,11 +87,16 @@ impl RunningExample {
             .spawn()
             .unwrap_or_else(|e| panic!("the {name} example starts: {e}"));
         let mut errors = child.stderr.take().unwrap();
-        let stderr = tokio::spawn(async move {
-            let mut text = String::new();
-            let _ = tokio::io::AsyncReadExt::read_to_string(&mut errors, &mut text).await;
-            text
-        });
+        let (stderr, unread) = if read_stderr {
+            let read = tokio::spawn(async move {
+                let mut text = String::new();
+                let _ = tokio::io::AsyncReadExt::read_to_string(&mut errors, &mut text).await;
+                text
+            });
+            (read, None)
+        } else {
+            (tokio::spawn(async { String::new() }), Some(errors))
+        };
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let first = within(lines.next_line())
             .await
@@ -95,6 +113,7 @@ impl RunningExample {
             url,
             bearer,
             stderr,
+            _unread: unread,
         }
     }
 
