@@ -216,15 +216,34 @@ pub enum Outcome {
     /// `isError`, which the model reads.
     Refused,
     /// Answered with a JSON-RPC error of this code: an unknown tool or
-    /// method, bad params, a failed or panicking tool, a call past its time
-    /// limit (`-32603`), a message naming an ended MCP session (`-32001`).
+    /// method, bad params, a tool whose outcome was a failure (`-32603`), a
+    /// message naming an ended MCP session (`-32001`). A tool that panicked
+    /// or outlived its time limit is told apart: [`Panicked`](Self::Panicked),
+    /// [`TimedOut`](Self::TimedOut).
     Failed {
         /// The JSON-RPC error code.
         code: i32,
     },
+    /// The tool panicked: the client was answered with a `-32603` error,
+    /// and the host went on.
+    Panicked,
+    /// The call outlived `ToolHostConfig::call_timeout`: the tool was
+    /// stopped, and the client answered with a `-32603` error giving the
+    /// limit (`timeLimitMs`).
+    TimedOut,
     /// The client cancelled the call (`notifications/cancelled`), or its
     /// session ended while it ran: nothing was answered.
     Cancelled,
+    /// The call's connection closed before its answer was sent (the client
+    /// went away mid-call, or the host shut down): the tool was stopped,
+    /// and nothing was sent.
+    Disconnected,
+    /// The call ran, but its session's guard dropped while its result was
+    /// held back for a list change to go out first, and no result is sent
+    /// after a revocation: the client was answered 401 (or, on a stream,
+    /// with the revocation's error). A tool that succeeded or refused
+    /// counts in `calls_served` all the same: it ran.
+    Withheld,
     /// Refused at the HTTP layer with this status, before (or, for a 401,
     /// while) it was dispatched: no JSON-RPC answer of its own.
     Rejected {

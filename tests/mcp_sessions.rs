@@ -460,10 +460,23 @@ async fn the_result_waits_for_the_re_listing_the_notice_asks_for() {
 
 /// A result held for the re-listing ends with its guard: dropped while
 /// the result waits, the guard's revocation ends the hold, and the call
-/// is answered 401, never with the result of a session that is over.
+/// is answered 401, never with the result of a session that is over. The
+/// observer is told the call ran and its result was withheld (not a 401
+/// refusal: the tool ran).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_result_ends_with_its_guard() {
-    let mut fx = gated(ToolHostConfig::default()).await;
+    let outcomes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&outcomes);
+    let observer = embacle_tool_host::observe::Observer::new(move |o| {
+        if o.method == Some("tools/call") {
+            seen.lock().unwrap().push(o.outcome);
+        }
+    });
+    let mut fx = gated(ToolHostConfig {
+        observer: Some(observer),
+        ..ToolHostConfig::default()
+    })
+    .await;
     let (addr, bearer) = (fx.addr, fx.bearer.clone());
     let id = open_mcp_session(addr, &bearer, "2025-11-25").await;
     let mut stream = Conn::open(addr).await;
@@ -480,4 +493,8 @@ async fn a_held_result_ends_with_its_guard() {
     fx.revoke();
     let answered = within(call).await.unwrap();
     assert_eq!(answered.status, 401, "{}", answered.text());
+    assert_eq!(
+        *outcomes.lock().unwrap(),
+        [embacle_tool_host::observe::Outcome::Withheld]
+    );
 }

@@ -104,7 +104,7 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
         ("echo", json!({"text": "hi"}), Outcome::Success),
         ("refuse", json!({}), Outcome::Refused),
         ("fail", json!({}), Outcome::Failed { code: -32603 }),
-        ("panic", json!({}), Outcome::Failed { code: -32603 }),
+        ("panic", json!({}), Outcome::Panicked),
         ("nope", json!({}), Outcome::Failed { code: -32602 }),
     ];
     let mut expected = vec![(Some("initialize"), None, Outcome::Success)];
@@ -229,6 +229,47 @@ async fn the_observer_sees_every_request_of_a_session_and_never_its_bearer() {
     for debug in every.iter() {
         assert!(!debug.contains(&bearer[4..]), "the bearer in {debug}");
     }
+}
+
+/// Each way a call can end is observed as what it was: a tool past its
+/// time limit as `TimedOut` (not a failure), a call whose client went
+/// away mid-call as `Disconnected` (before: not observed at all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_end_of_a_call_is_observed_as_what_it_was() {
+    let (config, log) = observed();
+    let timed = Fixture::with(ToolHostConfig {
+        call_timeout: Some(Duration::from_millis(100)),
+        ..config.clone()
+    })
+    .await;
+    let late = timed.call(1, "hang", json!({})).await;
+    assert_eq!(late.json()["error"]["code"], -32603, "{}", late.text());
+    let seen = one(&log);
+    assert_eq!(
+        (seen.tool.as_deref(), seen.outcome),
+        (Some("hang"), Outcome::TimedOut)
+    );
+
+    let fx = Fixture::with(config).await;
+    let mut conn = fx.conn().await;
+    conn.write(&fx.post(&call_body(2, "hang", json!({})).to_string()))
+        .await;
+    within(fx.surface.hang_started.notified()).await;
+    drop(conn);
+    wait_until("the call is observed", || {
+        !log.pending.lock().unwrap().is_empty()
+    })
+    .await;
+    let seen = one(&log);
+    assert_eq!(
+        (seen.session, seen.tool.as_deref(), seen.outcome),
+        (
+            Some(fx.session().session_id()),
+            Some("hang"),
+            Outcome::Disconnected
+        )
+    );
+    assert!(fx.surface.hang_was_dropped(), "the tool was stopped");
 }
 
 /// What a client sends cannot forge a line: a method with a newline, an

@@ -289,6 +289,9 @@ async fn run(
         era,
         info: &lease.shared.info,
     };
+    // Told what the call came to below; dropped untold, when the call's
+    // connection closes before then, it tells that.
+    let told = UntilAnswered::new(watch, lease, era);
     let changes = lease.session.list_changes();
     let before = changes.generation();
     let invocation = invoke(lease, id, call, events).await;
@@ -296,15 +299,15 @@ async fn run(
     // before its result does (see `state/list_changed/`), so an agent that
     // reads the notice first re-lists before its next model request. A
     // guard dropped meanwhile ends the hold, and the result goes nowhere.
-    let invocation = match changes.hold_result(before).await {
-        true if !lease.is_live() => Invocation::Revoked,
-        _ => invocation,
+    let invocation = match (changes.hold_result(before).await, invocation) {
+        (true, Invocation::Answered(_) | Invocation::Failed(..)) if !lease.is_live() => {
+            Invocation::Withheld
+        }
+        (_, invocation) => invocation,
     };
-    if let Some(watch) = watch {
-        watch.tell(lease, "tools/call", Some(era), invocation.outcome());
-    }
+    told.tell(invocation.outcome());
     match invocation {
-        Invocation::Revoked => Handled::Revoked,
+        Invocation::Revoked | Invocation::Withheld => Handled::Revoked,
         Invocation::Cancelled => Handled::Silent,
         Invocation::Answered(outcome) => {
             let outcome = keep_output_schema_promise(lease, &call.name, era, outcome);
@@ -312,7 +315,7 @@ async fn run(
                 outcome.write_members(result, era)
             })
         }
-        Invocation::Failed(error) => respond.error(out, &error),
+        Invocation::Failed(error, _) => respond.error(out, &error),
     }
 }
 
@@ -343,9 +346,10 @@ impl Invocation {
         match self {
             Self::Answered(outcome) if outcome.is_refused() => Outcome::Refused,
             Self::Answered(_) => Outcome::Success,
-            Self::Failed(error) => Outcome::Failed { code: error.code },
+            Self::Failed(_, told) => *told,
             Self::Cancelled => Outcome::Cancelled,
             Self::Revoked => Outcome::Rejected { status: 401 },
+            Self::Withheld => Outcome::Withheld,
         }
     }
 }
@@ -354,12 +358,50 @@ impl Invocation {
 enum Invocation {
     /// A success or a refusal.
     Answered(ToolOutcome),
-    /// A failed outcome, a panic or the time limit: the JSON-RPC error.
-    Failed(ErrorObject),
+    /// A failed outcome, a panic or the time limit: the JSON-RPC error,
+    /// and which of the three the observer is told.
+    Failed(ErrorObject, Outcome),
     Cancelled,
-    /// The bearer died before the surface was invoked, or before its held
-    /// result could be sent.
+    /// The bearer died before the surface was invoked.
     Revoked,
+    /// The tool ran, but the bearer died before its held result could be
+    /// sent.
+    Withheld,
+}
+
+/// The watch, if any, until it is told what the call came to; dropped
+/// untold (the call's future dropped: its connection closed, by the
+/// client or at shutdown), it tells `Disconnected`.
+struct UntilAnswered<'a> {
+    watch: Option<&'a Watch>,
+    lease: &'a Lease,
+    era: Era,
+}
+
+impl<'a> UntilAnswered<'a> {
+    fn new(watch: Option<&'a Watch>, lease: &'a Lease, era: Era) -> Self {
+        Self { watch, lease, era }
+    }
+
+    /// Tells the watch what the call came to, once.
+    fn tell(mut self, outcome: Outcome) {
+        if let Some(watch) = self.watch.take() {
+            watch.tell(self.lease, "tools/call", Some(self.era), outcome);
+        }
+    }
+}
+
+impl Drop for UntilAnswered<'_> {
+    fn drop(&mut self) {
+        if let Some(watch) = self.watch.take() {
+            watch.tell(
+                self.lease,
+                "tools/call",
+                Some(self.era),
+                Outcome::Disconnected,
+            );
+        }
+    }
 }
 
 /// Registers the call as in flight, re-checks the bearer, and invokes the
@@ -409,7 +451,11 @@ async fn invoke(
             session.served_one();
             Invocation::Answered(outcome)
         }
-        Some(message) => Invocation::Failed(tool_error(name, format_args!("failed: {message}"))),
+        Some(message) => {
+            let error = tool_error(name, format_args!("failed: {message}"));
+            let told = Outcome::Failed { code: error.code };
+            Invocation::Failed(error, told)
+        }
     };
     registration.finish();
     invocation
@@ -433,12 +479,15 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
     };
     match ended {
         Some(First::Left(Ok(outcome))) => Ok(outcome),
-        Some(First::Left(Err(Panicked))) => Err(Invocation::Failed(tool_error(name, "panicked"))),
+        Some(First::Left(Err(Panicked))) => Err(Invocation::Failed(
+            tool_error(name, "panicked"),
+            Outcome::Panicked,
+        )),
         Some(First::Right(())) => Err(Invocation::Cancelled),
-        None => Err(Invocation::Failed(time_limit_exceeded(
-            name,
-            limit.unwrap_or_default(),
-        ))),
+        None => Err(Invocation::Failed(
+            time_limit_exceeded(name, limit.unwrap_or_default()),
+            Outcome::TimedOut,
+        )),
     }
 }
 
