@@ -75,8 +75,10 @@
 //!   header read timeout, write stalls, graceful shutdown.
 //! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, panic
 //!   containment, base64.
-//! - `observer.rs`: the window on every request ([`observe`]) and the
-//!   [`SessionId`] it names sessions by.
+//! - `observer.rs`: the window on every request ([`observe`]), the
+//!   [`SessionId`] it names sessions by, and the client a request names.
+//! - `trace_context.rs`: the W3C trace context of a request's `_meta`,
+//!   each member checked, for the observer and the tool.
 //! - `error.rs`: the one public [`Error`], and its [`ErrorKind`].
 //! - `bench_support.rs` (hidden, `bench-internals` feature): what the
 //!   crate's benches and fuzz targets reach without a socket. Not API.
@@ -132,6 +134,7 @@ mod session;
 mod state;
 mod surface;
 mod tool;
+mod trace_context;
 mod util;
 
 pub use config::ToolHostConfig;
@@ -155,10 +158,11 @@ pub mod content {
 }
 
 /// Answering a call beyond its result: its cancellation signal, the
-/// reporter of its progress and log messages, and the closure type a
+/// reporter of its progress and log messages, what the agent sent with it
+/// ([`CallRequest`](call::CallRequest)), and the closure type a
 /// [`StaticSurface`] runs.
 pub mod call {
-    pub use crate::surface::{CancelSignal, LogLevel, Reporter, ToolExecutor};
+    pub use crate::surface::{CallRequest, CancelSignal, LogLevel, Reporter, ToolExecutor};
 }
 
 /// Handing a session to an agent: its `mcpServers` entries, the agents the
@@ -208,7 +212,10 @@ pub mod agent {
 /// `examples/host_tools.rs` does). A panicking observer loses its own
 /// observation, not the request.
 pub mod observe {
-    pub use crate::observer::{Observation, Observer, Outcome, INVALID_METHOD, REFUSALS_WINDOW};
+    pub use crate::observer::{
+        ClientInfo, Observation, Observer, Outcome, INVALID_METHOD, REFUSALS_WINDOW,
+    };
+    pub use crate::trace_context::TraceContext;
 }
 
 /// The README's Rust examples compile and run as doctests.

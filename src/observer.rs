@@ -181,12 +181,66 @@ pub struct Observation<'a> {
     /// such observation. Their `elapsed` is zero, and they have no
     /// session, method, tool, revision or trace context.
     pub requests: u64,
+    /// The JSON-RPC request id, as text: a number's digits, a string as
+    /// sent when it is 1 to 64 printable ASCII characters (else `None`,
+    /// like a notification's).
+    pub request_id: Option<&'a str>,
+    /// The client, as it names itself: in 2026-07-28, from the request's
+    /// `_meta["io.modelcontextprotocol/clientInfo"]`; before, from its MCP
+    /// session's `initialize` (`params.clientInfo`). See [`ClientInfo`].
+    pub client: Option<ClientInfo<'a>>,
     /// The W3C trace context a client sent in `params._meta.traceparent`,
     /// when it is well-formed (`00-` 32 hex digits `-` 16 hex digits `-` 2
     /// hex digits, lowercase, 55 characters) and valid (neither id all
     /// zeros, which W3C Trace Context forbids); anything else is dropped,
     /// so an observer can log it as is.
     pub traceparent: Option<&'a str>,
+    /// `params._meta.tracestate`, beside a valid `traceparent`, when it
+    /// keeps W3C Trace Context's limits: at most 32 members and 512
+    /// characters, each `key=value` well-formed; else dropped.
+    pub tracestate: Option<&'a str>,
+    /// `params._meta.baggage`, when it keeps W3C Baggage's limits: at most
+    /// 64 members and 8,192 bytes, each `key=value` (with `;` properties)
+    /// well-formed; else dropped.
+    pub baggage: Option<&'a str>,
+}
+
+/// A client's name and version, as it gave them (MCP's `clientInfo`):
+/// each 1 to 128 characters of printable ASCII (spaces allowed), or the
+/// whole is dropped, so it can be logged as is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientInfo<'a> {
+    /// `clientInfo.name`.
+    pub name: &'a str,
+    /// `clientInfo.version`, if it gave one fit to log.
+    pub version: Option<&'a str>,
+}
+
+impl<'a> ClientInfo<'a> {
+    /// `clientInfo` read from `value`: an object with a `name` fit to log;
+    /// `None` for anything else.
+    pub(crate) fn from_value(value: &'a serde_json::Value) -> Option<Self> {
+        let loggable = |text: &'a serde_json::Value| {
+            let text = text.as_str()?;
+            let fits = (1..=128).contains(&text.len())
+                && text.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+            fits.then_some(text)
+        };
+        Some(Self {
+            name: loggable(value.get("name")?)?,
+            version: value.get("version").and_then(loggable),
+        })
+    }
+}
+
+/// `id` as an observer is given it: see [`Observation::request_id`].
+pub(crate) fn request_id_text(id: &serde_json::Value) -> Option<String> {
+    match id {
+        serde_json::Value::Number(number) => Some(number.to_string()),
+        serde_json::Value::String(text) => is_printable_name(text).then(|| text.clone()),
+        _ => None,
+    }
 }
 
 impl Observation<'_> {
@@ -200,7 +254,11 @@ impl Observation<'_> {
             elapsed: Duration::ZERO,
             outcome: Outcome::Rejected { status },
             requests,
+            request_id: None,
+            client: None,
             traceparent: None,
+            tracestate: None,
+            baggage: None,
         }
     }
 }
@@ -260,59 +318,53 @@ pub const INVALID_METHOD: &str = "(invalid)";
 /// printable ASCII characters (every MCP method is), else
 /// [`INVALID_METHOD`].
 pub(crate) fn printable_method(method: &str) -> &str {
-    let printable =
-        (1..=64).contains(&method.len()) && method.bytes().all(|b| b.is_ascii_graphic());
-    if printable {
+    if is_printable_name(method) {
         method
     } else {
         INVALID_METHOD
     }
 }
 
-/// `value` when it is a well-formed, valid W3C `traceparent` (version
-/// `00`): `00-TRACEID-PARENTID-FLAGS`, lowercase hex of 32, 16 and 2
-/// digits, neither id all zeros.
-pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
-    let bytes = value.as_bytes();
-    let hex = |range: std::ops::Range<usize>| {
-        bytes[range]
-            .iter()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
-    };
-    let shaped = bytes.len() == 55
-        && bytes.starts_with(b"00-")
-        && bytes[35] == b'-'
-        && bytes[52] == b'-'
-        && hex(3..35)
-        && hex(36..52)
-        && hex(53..55);
-    let zeros = |range: std::ops::Range<usize>| bytes[range].iter().all(|&b| b == b'0');
-    (shaped && !zeros(3..35) && !zeros(36..52)).then_some(value)
+/// Whether `text` is 1 to 64 printable ASCII characters, no space: what a
+/// method or a request id must be to reach an observer as sent.
+fn is_printable_name(text: &str) -> bool {
+    (1..=64).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_graphic())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Only the W3C form passes: every malformed variant is dropped.
+    /// A client's info passes when its name is fit to log; a version that
+    /// is not is left out. Request ids likewise.
     #[test]
-    fn traceparent_is_checked() {
-        let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-        assert_eq!(valid_traceparent(good), Some(good));
+    fn client_info_and_request_ids_are_fit_to_log() {
+        let info = serde_json::json!({"name": "Visual Studio Code", "version": "1.107.0"});
+        let client = ClientInfo::from_value(&info).unwrap();
+        assert_eq!(
+            (client.name, client.version),
+            ("Visual Studio Code", Some("1.107.0"))
+        );
+        let bad_version = serde_json::json!({"name": "c", "version": "1\n[request] forged"});
+        assert_eq!(ClientInfo::from_value(&bad_version).unwrap().version, None);
         for bad in [
-            "",
-            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-011",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7-01",
-            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0\n",
-            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
-            "00-00000000000000000000000000000000-0000000000000000-00",
+            serde_json::json!("claude-code"),
+            serde_json::json!({"version": "1"}),
+            serde_json::json!({"name": ""}),
+            serde_json::json!({"name": "a\u{1b}[2J"}),
+            serde_json::json!({"name": "n".repeat(129)}),
         ] {
-            assert_eq!(valid_traceparent(bad), None, "{bad:?}");
+            assert!(ClientInfo::from_value(&bad).is_none(), "{bad}");
         }
+        assert_eq!(
+            request_id_text(&serde_json::json!(42)).as_deref(),
+            Some("42")
+        );
+        assert_eq!(
+            request_id_text(&serde_json::json!("req-1")).as_deref(),
+            Some("req-1")
+        );
+        assert_eq!(request_id_text(&serde_json::json!("a\nb")), None);
     }
 
     /// Methods reach the observer as sent only when printable and short.

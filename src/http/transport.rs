@@ -158,7 +158,11 @@ fn tell_rejected(shared: &Shared, session: Option<SessionId>, since: Instant, st
             status: status.as_u16(),
         },
         requests: 1,
+        request_id: None,
+        client: None,
         traceparent: None,
+        tracestate: None,
+        baggage: None,
     });
 }
 

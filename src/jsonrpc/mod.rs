@@ -28,7 +28,7 @@ pub(crate) use read::{classify, parse, Parsed};
 pub(crate) use envelope::RawMembers;
 
 pub(crate) use json_out::{write_json_str, JsonWriter};
-pub(crate) use message::{code, take, ErrorObject, Message, Params, Request};
+pub(crate) use message::{code, ErrorObject, Message, Params, Request};
 
 /// The first member of every message the host writes.
 const JSONRPC_VERSION: &str = r#""jsonrpc":"2.0""#;

@@ -43,8 +43,10 @@ pub(super) fn initialize(
             .raw("serverInfo", info.implementation.as_bytes())
             .opt_str("instructions", info.instructions.as_deref());
     });
+    let client_info = params.and_then(|p| p.get("clientInfo"));
     let minted = session.mcp_sessions().mint(
         version,
+        client_info.as_deref(),
         session.list_changes(),
         lease.shared.config.max_mcp_sessions_per_session,
     );

@@ -202,7 +202,7 @@ async fn handle_message(
     };
     let watch = context
         .since
-        .map(|since| Watch::new(since, &request.method, request.params.as_ref()));
+        .map(|since| Watch::new(since, &request, context.session));
     let era = era::classify(
         &context.headers,
         context.session.version(),
@@ -245,10 +245,7 @@ async fn handle_request(
     };
     if method == "tools/call" {
         // A call tells the observer itself, when it ends.
-        let may_stream = context.may_stream && framing == Framing::Single;
-        let headers = context.headers.params;
-        return tools_call::tools_call(lease, id, params, era, may_stream, headers, watch, out)
-            .await;
+        return tools_call::tools_call(lease, id, params, era, context, framing, watch, out).await;
     }
     let handled = match (era, method.as_ref()) {
         (Era::Legacy(_), "initialize") => initialize(lease, respond, params.as_ref(), framing, out),

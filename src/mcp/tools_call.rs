@@ -11,21 +11,24 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::reply::Framing;
 use super::reply::{
     surface_panicked, write_error, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
 };
-use super::watch::Watch;
-use crate::jsonrpc::{self, code, take, ErrorObject, Params};
-use crate::observer::Outcome;
+use super::watch::{client_info, Watch};
+use super::RequestContext;
+use crate::jsonrpc::{self, code, ErrorObject, Params};
+use crate::observer::{ClientInfo, Outcome, SessionId};
 use crate::protocol::param_headers;
 use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::state::FirstPoll;
 use crate::state::Lease;
 use crate::surface::CallEvents;
-use crate::surface::{CancelSignal, ToolCall};
+use crate::surface::{CallRequest, CancelSignal, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
 use crate::tool::ToolOutcome;
+use crate::trace_context::TraceContext;
 use crate::util::{race, waiting_at_most, First};
 use crate::util::{CatchUnwind, Panicked};
 
@@ -46,8 +49,8 @@ pub(super) async fn tools_call(
     id: Value,
     params: Option<Params<'_>>,
     era: Era,
-    may_stream: bool,
-    headers: ParamHeaders<'_>,
+    context: &RequestContext<'_>,
+    framing: Framing,
     watch: Option<Box<Watch>>,
     out: &mut Vec<u8>,
 ) -> Handled {
@@ -56,13 +59,16 @@ pub(super) async fn tools_call(
             watch.tell(lease, "tools/call", Some(era), outcome);
         }
     };
-    let call = match check(lease, params, era, headers).await {
+    let mut call = match check(lease, params, era, context.headers.params).await {
         Ok(call) => call,
         Err(Refusal { class, error }) => {
             tell(Outcome::Failed { code: error.code });
             return write_error(out, Some(&id), &error, class);
         }
     };
+    let meta = call.meta.as_ref().and_then(Value::as_object);
+    call.client = client_info(meta, context.session);
+    let may_stream = context.may_stream && framing == Framing::Single;
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
         tell(Outcome::Rejected { status: 401 });
@@ -133,6 +139,25 @@ struct CheckedCall<'a> {
     progress_token: Option<Value>,
     /// 2026-07-28: the level `_meta` asked logs at, if it asked.
     log_level: Option<LogLevel>,
+    /// `params._meta`, whole, when it is an object (for `CallRequest`).
+    meta: Option<Value>,
+    /// The client's `clientInfo` (see `watch::client_info`).
+    client: Option<Value>,
+}
+
+impl CheckedCall<'_> {
+    /// What the tool is told of its request (`ToolCall::request`), for a
+    /// call of `session` that runs on a stream or not (`streamed`).
+    fn request(&self, session: SessionId, streamed: bool) -> CallRequest<'_> {
+        let meta = self.meta.as_ref().and_then(Value::as_object);
+        CallRequest {
+            session,
+            meta,
+            trace: meta.map(TraceContext::from_meta).unwrap_or_default(),
+            client: self.client.as_ref().and_then(ClientInfo::from_value),
+            progress_reaches_client: streamed && self.progress_token.is_some(),
+        }
+    }
 }
 
 /// Why a call was refused before it ran: the error, and what class of
@@ -203,13 +228,14 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
             ))
         }
     };
-    let mut meta = params.take("_meta");
-    let meta = meta.as_mut().and_then(Value::as_object_mut);
-    let (progress_token, log_level) = match meta {
+    let meta = params.take("_meta").filter(Value::is_object);
+    let (progress_token, log_level) = match meta.as_ref().and_then(Value::as_object) {
         Some(meta) => (
             // A progress token is a string or an integer; anything else is
             // ignored.
-            take(meta, "progressToken").filter(|t| t.is_string() || t.is_i64() || t.is_u64()),
+            meta.get("progressToken")
+                .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+                .cloned(),
             match era {
                 Era::Modern(_) => requested_log_level(meta)?,
                 Era::Legacy(_) => None,
@@ -227,6 +253,8 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
         arguments,
         progress_token,
         log_level,
+        meta,
+        client: None,
     })
 }
 
@@ -430,6 +458,7 @@ async fn invoke(
         arguments: &call.arguments,
         events,
         cancel: &signal,
+        request: call.request(session.id(), events.is_some()),
     };
     let name = &call.name;
     // In a block, so the surface's future is dropped before the call

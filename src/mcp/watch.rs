@@ -8,11 +8,12 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::reply::Handled;
-use crate::jsonrpc::Params;
-use crate::observer::{printable_method, valid_traceparent, Observation, Outcome};
-use crate::protocol::Era;
-use crate::state::Lease;
+use crate::jsonrpc::Request;
+use crate::observer::{printable_method, request_id_text, ClientInfo, Observation, Outcome};
+use crate::protocol::{Era, META_CLIENT_INFO};
+use crate::state::{Lease, McpSessionHeader};
 use crate::tool::is_valid_name;
+use crate::trace_context::TraceContext;
 
 /// One request being watched: when its head arrived, and what of it the
 /// observer is told besides its method. Owned, so a streamed call can take
@@ -20,10 +21,15 @@ use crate::tool::is_valid_name;
 /// by a pointer, not by the watch.
 pub(super) struct Watch {
     since: Instant,
+    /// The request id as text, when it is fit to log.
+    request_id: Option<String>,
     /// For `tools/call`: `params.name`, once it is a name a tool could have.
     tool: Option<String>,
-    /// `params._meta.traceparent`, once it is a well-formed one.
-    traceparent: Option<String>,
+    /// The client's `clientInfo`, as it gave it (see [`Observation::client`]).
+    client: Option<serde_json::Value>,
+    /// `params._meta`'s `traceparent`, `tracestate` and `baggage`, each
+    /// once valid.
+    trace: [Option<String>; 3],
 }
 
 impl Watch {
@@ -33,21 +39,36 @@ impl Watch {
     /// path should not carry its code.
     #[cold]
     #[inline(never)]
-    pub(super) fn new(since: Instant, method: &str, params: Option<&Params<'_>>) -> Box<Self> {
-        let tool = match (method, params) {
+    pub(super) fn new(
+        since: Instant,
+        request: &Request<'_>,
+        mcp_session: McpSessionHeader<'_>,
+    ) -> Box<Self> {
+        let params = request.params.as_ref();
+        let tool = match (request.method.as_ref(), params) {
             ("tools/call", Some(params)) => params.get_str("name").filter(|n| is_valid_name(n)),
             _ => None,
         };
         let meta = params.and_then(|p| p.get("_meta"));
-        let traceparent = meta
-            .as_deref()
-            .and_then(|meta| meta.get("traceparent"))
-            .and_then(Value::as_str)
-            .and_then(valid_traceparent);
+        let meta = meta.as_deref().and_then(Value::as_object);
+        let trace = meta.map(TraceContext::from_meta).unwrap_or_default();
+        let owned = |text: Option<&str>| text.map(str::to_owned);
         Box::new(Self {
             since,
+            request_id: request_id_text(&request.id),
             tool: tool.map(|tool| tool.into_owned()),
-            traceparent: traceparent.map(str::to_owned),
+            client: match request.method.as_ref() {
+                // Its own `clientInfo`, before any MCP session knows it.
+                "initialize" => params
+                    .and_then(|p| p.get("clientInfo"))
+                    .map(|i| i.into_owned()),
+                _ => client_info(meta, mcp_session),
+            },
+            trace: [
+                owned(trace.traceparent),
+                owned(trace.tracestate),
+                owned(trace.baggage),
+            ],
         })
     }
 
@@ -66,8 +87,27 @@ impl Watch {
             elapsed: self.since.elapsed(),
             outcome,
             requests: 1,
-            traceparent: self.traceparent.as_deref(),
+            request_id: self.request_id.as_deref(),
+            client: self.client.as_ref().and_then(ClientInfo::from_value),
+            traceparent: self.trace[0].as_deref(),
+            tracestate: self.trace[1].as_deref(),
+            baggage: self.trace[2].as_deref(),
         });
+    }
+}
+
+/// The `clientInfo` a request's client gave: in its `_meta` (2026-07-28
+/// sends it on every request), or at its MCP session's `initialize`.
+pub(super) fn client_info(
+    meta: Option<&serde_json::Map<String, Value>>,
+    mcp_session: McpSessionHeader<'_>,
+) -> Option<Value> {
+    if let Some(info) = meta.and_then(|meta| meta.get(META_CLIENT_INFO)) {
+        return Some(info.clone());
+    }
+    match mcp_session {
+        McpSessionHeader::Known(session) => session.client_info().cloned(),
+        McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
     }
 }
 
@@ -85,7 +125,11 @@ pub(super) fn tell_unreadable(lease: &Lease, since: Option<Instant>, code: i32) 
             elapsed: since.elapsed(),
             outcome: Outcome::Failed { code },
             requests: 1,
+            request_id: None,
+            client: None,
             traceparent: None,
+            tracestate: None,
+            baggage: None,
         });
     }
 }

@@ -18,7 +18,7 @@ pub(crate) mod param_headers;
 mod server_info;
 
 pub(crate) use era::{
-    EnvelopeHeaders, Era, Header, ParamHeaders, META_LOG_LEVEL, META_SERVER_INFO,
+    EnvelopeHeaders, Era, Header, ParamHeaders, META_CLIENT_INFO, META_LOG_LEVEL, META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
 };
 pub(crate) use param_headers::HeaderBinding;

@@ -46,6 +46,9 @@ pub(crate) struct McpSession {
     id: [u8; ID_LEN],
     version: &'static str,
     audience: Arc<Audience>,
+    /// The client's `clientInfo` from `initialize`, when fit to log: only
+    /// its name and version, each at most 128 characters.
+    client_info: Option<serde_json::Value>,
 }
 
 impl McpSession {
@@ -63,6 +66,11 @@ impl McpSession {
     /// Its `GET` streams' audience: each change reaches the session once.
     pub(crate) fn audience(&self) -> &Arc<Audience> {
         &self.audience
+    }
+
+    /// The `clientInfo` its `initialize` gave, name and version only.
+    pub(crate) fn client_info(&self) -> Option<&serde_json::Value> {
+        self.client_info.as_ref()
     }
 }
 
@@ -123,15 +131,20 @@ impl McpSessions {
     pub(crate) fn mint(
         &self,
         version: &'static str,
+        client_info: Option<&serde_json::Value>,
         changes: &ListChanges,
         limit: usize,
     ) -> Arc<McpSession> {
         let mut random = [0u8; ID_LEN / 2];
         getrandom::fill(&mut random).expect("the operating system's random generator failed");
+        let client_info = client_info
+            .and_then(crate::observer::ClientInfo::from_value)
+            .map(|info| serde_json::json!({"name": info.name, "version": info.version}));
         let session = Arc::new(McpSession {
             id: hex(random),
             version,
             audience: Audience::starting_at(changes.generation()),
+            client_info,
         });
         let mut open = self.open();
         while open.len() >= limit {
@@ -210,8 +223,8 @@ mod tests {
     fn mint_find_limit_and_end() {
         let changes = ListChanges::default();
         let sessions = McpSessions::default();
-        let first = sessions.mint("2025-06-18", &changes, 2);
-        let second = sessions.mint("2025-11-25", &changes, 2);
+        let first = sessions.mint("2025-06-18", None, &changes, 2);
+        let second = sessions.mint("2025-11-25", None, &changes, 2);
         assert_ne!(first.id(), second.id());
         assert!(first
             .id()
@@ -228,7 +241,7 @@ mod tests {
         altered[0] = if altered[0] == b'0' { b'1' } else { b'0' };
         assert!(sessions.find(&altered).is_none());
 
-        let third = sessions.mint("2025-03-26", &changes, 2);
+        let third = sessions.mint("2025-03-26", None, &changes, 2);
         assert_eq!(sessions.len(), 2);
         assert!(sessions.find(first.id()).is_none(), "the oldest was ended");
         assert!(first.audience().is_ended(), "and its streams with it");

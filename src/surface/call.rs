@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use super::call_request::CallRequest;
 use super::reporter::{self, Reporter};
 use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
@@ -58,6 +59,7 @@ pub struct ToolCall<'a> {
     /// kind of event may send).
     pub(crate) events: Option<&'a Arc<CallEvents>>,
     pub(crate) cancel: &'a CancelSignal,
+    pub(crate) request: CallRequest<'a>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -69,6 +71,12 @@ impl<'a> ToolCall<'a> {
     /// The arguments: a JSON object, `{}` when the client sent none.
     pub fn arguments(&self) -> &'a Value {
         self.arguments
+    }
+
+    /// What the agent sent with the call (its `_meta`, trace context and
+    /// client) and the session it came through; see [`CallRequest`].
+    pub fn request(&self) -> CallRequest<'a> {
+        self.request
     }
 
     /// Reports progress; see [`Reporter`] for when it reaches the client.

@@ -5,7 +5,8 @@
 //!   `DynSurface` the host stores every session's surface behind;
 //! - `static_surface.rs`: [`StaticSurface`], a fixed list plus an executor;
 //! - `call.rs`: [`ToolCall`], the per-call context of `call_with`, with its
-//!   [`CancelSignal`];
+//!   [`CancelSignal`]; `call_request.rs`: [`CallRequest`], what the agent
+//!   sent with the call;
 //! - `reporter.rs`, `log_level.rs`: the call's [`Reporter`] of progress
 //!   and log messages, and the [`LogLevel`] a session set;
 //! - `call_events.rs`: the channel that carries a streamed call's progress
@@ -13,12 +14,14 @@
 
 mod call;
 mod call_events;
+mod call_request;
 mod log_level;
 mod reporter;
 mod static_surface;
 mod tool_surface;
 
 pub use call::{CancelSignal, ToolCall};
+pub use call_request::CallRequest;
 pub use log_level::LogLevel;
 pub use reporter::Reporter;
 pub use static_surface::{StaticSurface, ToolExecutor};

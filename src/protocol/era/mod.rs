@@ -65,6 +65,10 @@ pub(crate) const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key a modern request declares its capabilities under.
 pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key a modern request names its client under (every
+/// request; the host reads it for the observer and the tool, and checks
+/// nothing of it).
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key a modern request asks for log messages with.
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// The `_meta` key modern results name the server under.

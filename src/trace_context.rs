@@ -1,0 +1,249 @@
+//! The W3C trace context a request carries in `params._meta`
+//! ([`TraceContext`]): `traceparent`, `tracestate` (W3C Trace Context)
+//! and `baggage` (W3C Baggage), each passed on only when valid and within
+//! the W3C limits, so an observer or a tool can log and propagate it as
+//! is. MCP 2026-07-28 reserves the three keys; clients of earlier
+//! revisions that trace put them there too.
+
+use serde_json::{Map, Value};
+
+/// The W3C trace context of a request's `params._meta`, each member only
+/// when valid: what a tool is given ([`CallRequest::trace`]), and what the
+/// observer is ([`Observation`]'s fields of the same names).
+///
+/// [`CallRequest::trace`]: crate::call::CallRequest::trace
+/// [`Observation`]: crate::observe::Observation
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TraceContext<'a> {
+    /// `traceparent`: `00-` 32 hex digits `-` 16 hex digits `-` 2 hex
+    /// digits, lowercase, 55 characters, neither id all zeros.
+    pub traceparent: Option<&'a str>,
+    /// `tracestate`, beside a valid `traceparent` (which it belongs to),
+    /// within W3C's limits: at most 32 members and 512 characters.
+    pub tracestate: Option<&'a str>,
+    /// `baggage`, within W3C's limits: at most 64 members and 8,192
+    /// bytes.
+    pub baggage: Option<&'a str>,
+}
+
+impl<'a> TraceContext<'a> {
+    /// The valid members of `meta` (a request's `params._meta`).
+    pub(crate) fn from_meta(meta: &'a Map<String, Value>) -> Self {
+        let text = |key: &str| meta.get(key).and_then(Value::as_str);
+        let traceparent = text("traceparent").and_then(valid_traceparent);
+        Self {
+            traceparent,
+            tracestate: traceparent
+                .and(text("tracestate"))
+                .and_then(valid_tracestate),
+            baggage: text("baggage").and_then(valid_baggage),
+        }
+    }
+}
+
+/// `value` when it is a well-formed, valid W3C `traceparent` (version
+/// `00`): `00-TRACEID-PARENTID-FLAGS`, lowercase hex of 32, 16 and 2
+/// digits, neither id all zeros.
+pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
+    let bytes = value.as_bytes();
+    let hex = |range: std::ops::Range<usize>| {
+        bytes[range]
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    };
+    let shaped = bytes.len() == 55
+        && bytes.starts_with(b"00-")
+        && bytes[35] == b'-'
+        && bytes[52] == b'-'
+        && hex(3..35)
+        && hex(36..52)
+        && hex(53..55);
+    let zeros = |range: std::ops::Range<usize>| bytes[range].iter().all(|&b| b == b'0');
+    (shaped && !zeros(3..35) && !zeros(36..52)).then_some(value)
+}
+
+/// `value` when it is a `tracestate` within W3C Trace Context's limits:
+/// 1 to 32 comma-separated members (empty ones, and spaces and tabs around
+/// each, allowed), at most 512 characters in all, each `key=value` with a
+/// key of lowercase letters, digits and `_-*/` (a `tenant@system` key
+/// too), starting with a letter or digit, at most 256 characters, and a
+/// value of 1 to 256 printable ASCII characters but `,` and `=`, not
+/// ending in a space.
+pub(crate) fn valid_tracestate(value: &str) -> Option<&str> {
+    let key_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/".contains(&b);
+    let key_ok = |key: &str| {
+        let (tenant, system) = key.split_once('@').unwrap_or((key, ""));
+        let part = |part: &str, first_letter: bool| {
+            let bytes = part.as_bytes();
+            !bytes.is_empty()
+                && bytes.len() <= 256
+                && (bytes[0].is_ascii_lowercase() || (!first_letter && bytes[0].is_ascii_digit()))
+                && bytes.iter().all(|&b| key_char(b))
+        };
+        part(tenant, false) && (!key.contains('@') || part(system, true))
+    };
+    let value_ok = |v: &str| {
+        (1..=256).contains(&v.len())
+            && !v.ends_with(' ')
+            && v.bytes()
+                .all(|b| (b' '..=b'~').contains(&b) && b != b',' && b != b'=')
+    };
+    let members: Vec<&str> = value
+        .split(',')
+        .map(|m| m.trim_matches([' ', '\t']))
+        .filter(|m| !m.is_empty())
+        .collect();
+    let shaped = value.len() <= 512
+        && (1..=32).contains(&members.len())
+        && members.iter().all(|m| {
+            m.split_once('=')
+                .is_some_and(|(key, v)| key_ok(key) && value_ok(v))
+        });
+    shaped.then_some(value)
+}
+
+/// `value` when it is a `baggage` within W3C Baggage's limits: 1 to 64
+/// comma-separated members, at most 8,192 bytes in all, each `key=value`
+/// followed by any `;`-separated properties (`key` or `key=value`), with
+/// spaces and tabs allowed around each part; a key is an HTTP token, a
+/// value printable ASCII but space, `"`, `,`, `;` and `\`.
+pub(crate) fn valid_baggage(value: &str) -> Option<&str> {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let octets = |v: &str| {
+        v.bytes()
+            .all(|b| b.is_ascii_graphic() && !b"\",;\\".contains(&b))
+    };
+    let pair = |part: &str, value_needed: bool| {
+        let part = part.trim_matches([' ', '\t']);
+        match part.split_once('=') {
+            Some((key, v)) => {
+                token(key.trim_end_matches([' ', '\t']))
+                    && octets(v.trim_start_matches([' ', '\t']))
+            }
+            None => !value_needed && token(part),
+        }
+    };
+    let members: Vec<&str> = value.split(',').collect();
+    let shaped = value.len() <= 8192
+        && members.len() <= 64
+        && members.iter().all(|member| {
+            let mut parts = member.split(';');
+            parts.next().is_some_and(|kv| pair(kv, true)) && parts.all(|p| pair(p, false))
+        });
+    shaped.then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the W3C form passes: every malformed variant is dropped.
+    #[test]
+    fn traceparent_is_checked() {
+        let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert_eq!(valid_traceparent(good), Some(good));
+        for bad in [
+            "",
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-011",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0\n",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-00000000000000000000000000000000-0000000000000000-00",
+        ] {
+            assert_eq!(valid_traceparent(bad), None, "{bad:?}");
+        }
+    }
+
+    /// `tracestate` and `baggage` pass only within W3C's limits.
+    #[test]
+    fn tracestate_and_baggage_are_checked() {
+        for good in [
+            "rojo=00f067aa0ba902b7",
+            "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE",
+            " rojo=1 ,, congo=2\t",
+            "fw529a3039@dt=1,a*b/c_d-e=x y",
+        ] {
+            assert_eq!(valid_tracestate(good), Some(good), "{good:?}");
+        }
+        let list = |n: usize, value: &str| {
+            (0..n)
+                .map(|i| format!("k{i}={value}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let long = format!("k={}", "v".repeat(257));
+        for bad in [
+            "",
+            "Rojo=1",
+            "rojo",
+            "rojo=",
+            "rojo=a=b",
+            "rojo=a\u{7f}",
+            "@x=1",
+            "a@=1",
+            "a@1x=1",
+            "rojo=\u{e9}",
+            "rojo=1\n",
+            &list(33, "v"),
+            &long,
+            &list(3, &"v".repeat(200)),
+        ] {
+            assert_eq!(
+                valid_tracestate(bad),
+                None,
+                "{:?}",
+                &bad[..bad.len().min(40)]
+            );
+        }
+        for good in [
+            "userId=alice",
+            "userId=alice,serverNode=DF%2028,isProduction=false",
+            "key1=value1;property1;property2, key2 = value2",
+            "k=",
+        ] {
+            assert_eq!(valid_baggage(good), Some(good), "{good:?}");
+        }
+        for bad in [
+            "",
+            "novalue",
+            "a b=1",
+            "k=\"quoted\"",
+            "k=a b",
+            "k=1;",
+            "k=\\",
+            "=v",
+            "k=1,,j=2",
+            "k=\u{e9}",
+            &list(65, "v"),
+            &format!("k={}", "v".repeat(8191)),
+        ] {
+            assert_eq!(valid_baggage(bad), None, "{:?}", &bad[..bad.len().min(40)]);
+        }
+    }
+
+    /// A trace context's members pass one by one; `tracestate` only beside
+    /// a valid `traceparent`.
+    #[test]
+    fn a_trace_context_keeps_only_what_is_valid() {
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let meta = |value: serde_json::Value| value.as_object().unwrap().clone();
+        let all =
+            meta(serde_json::json!({"traceparent": parent, "tracestate": "a=1", "baggage": "b=2"}));
+        let context = TraceContext::from_meta(&all);
+        assert_eq!(
+            (context.traceparent, context.tracestate, context.baggage),
+            (Some(parent), Some("a=1"), Some("b=2"))
+        );
+        let orphan = meta(serde_json::json!({"tracestate": "a=1", "baggage": 7}));
+        assert_eq!(TraceContext::from_meta(&orphan), TraceContext::default());
+    }
+}
