@@ -15,14 +15,14 @@ use super::reply::Framing;
 use super::reply::{
     surface_panicked, write_error, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
 };
-use super::watch::{client_info, Watch};
+use super::watch::Watch;
 use super::RequestContext;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::observer::{ClientInfo, Outcome, SessionId};
 use crate::protocol::param_headers;
-use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
+use crate::protocol::{Era, ParamHeaders, META_CLIENT_INFO, META_LOG_LEVEL};
 use crate::state::FirstPoll;
-use crate::state::Lease;
+use crate::state::{Lease, McpSessionHeader};
 use crate::surface::CallEvents;
 use crate::surface::{CallRequest, CancelSignal, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
@@ -66,8 +66,9 @@ pub(super) async fn tools_call(
             return write_error(out, Some(&id), &error, class);
         }
     };
-    let meta = call.meta.as_ref().and_then(Value::as_object);
-    call.client = client_info(meta, context.session);
+    if let McpSessionHeader::Known(mcp_session) = context.session {
+        call.session_client = mcp_session.client_info().cloned();
+    }
     let may_stream = context.may_stream && framing == Framing::Single;
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
@@ -141,8 +142,9 @@ struct CheckedCall<'a> {
     log_level: Option<LogLevel>,
     /// `params._meta`, whole, when it is an object (for `CallRequest`).
     meta: Option<Value>,
-    /// The client's `clientInfo` (see `watch::client_info`).
-    client: Option<Value>,
+    /// The `clientInfo` its MCP session's `initialize` gave (before
+    /// 2026-07-28; in it, the client names itself in `meta`).
+    session_client: Option<Arc<Value>>,
 }
 
 impl CheckedCall<'_> {
@@ -154,7 +156,10 @@ impl CheckedCall<'_> {
             session,
             meta,
             trace: meta.map(TraceContext::from_meta).unwrap_or_default(),
-            client: self.client.as_ref().and_then(ClientInfo::from_value),
+            client: meta
+                .and_then(|meta| meta.get(META_CLIENT_INFO))
+                .or(self.session_client.as_deref())
+                .and_then(ClientInfo::from_value),
             progress_reaches_client: streamed && self.progress_token.is_some(),
         }
     }
@@ -254,7 +259,7 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
         progress_token,
         log_level,
         meta,
-        client: None,
+        session_client: None,
     })
 }
 

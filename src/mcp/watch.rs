@@ -98,7 +98,7 @@ impl Watch {
 
 /// The `clientInfo` a request's client gave: in its `_meta` (2026-07-28
 /// sends it on every request), or at its MCP session's `initialize`.
-pub(super) fn client_info(
+fn client_info(
     meta: Option<&serde_json::Map<String, Value>>,
     mcp_session: McpSessionHeader<'_>,
 ) -> Option<Value> {
@@ -106,7 +106,7 @@ pub(super) fn client_info(
         return Some(info.clone());
     }
     match mcp_session {
-        McpSessionHeader::Known(session) => session.client_info().cloned(),
+        McpSessionHeader::Known(session) => session.client_info().map(|info| (**info).clone()),
         McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
     }
 }

@@ -47,8 +47,9 @@ pub(crate) struct McpSession {
     version: &'static str,
     audience: Arc<Audience>,
     /// The client's `clientInfo` from `initialize`, when fit to log: only
-    /// its name and version, each at most 128 characters.
-    client_info: Option<serde_json::Value>,
+    /// its name and version, each at most 128 characters. Shared, so each
+    /// call of the MCP session takes it without a copy.
+    client_info: Option<Arc<serde_json::Value>>,
 }
 
 impl McpSession {
@@ -69,7 +70,7 @@ impl McpSession {
     }
 
     /// The `clientInfo` its `initialize` gave, name and version only.
-    pub(crate) fn client_info(&self) -> Option<&serde_json::Value> {
+    pub(crate) fn client_info(&self) -> Option<&Arc<serde_json::Value>> {
         self.client_info.as_ref()
     }
 }
@@ -139,7 +140,7 @@ impl McpSessions {
         getrandom::fill(&mut random).expect("the operating system's random generator failed");
         let client_info = client_info
             .and_then(crate::observer::ClientInfo::from_value)
-            .map(|info| serde_json::json!({"name": info.name, "version": info.version}));
+            .map(|info| Arc::new(serde_json::json!({"name": info.name, "version": info.version})));
         let session = Arc::new(McpSession {
             id: hex(random),
             version,
