@@ -94,9 +94,7 @@ impl HostHandle {
             _ => false,
         });
     }
-}
 
-impl HostHandle {
     /// Tells the observer the refusals it has counted and not yet told: a
     /// stopped host refuses no more, so none waits out its window.
     fn tell_refusals(&self) {

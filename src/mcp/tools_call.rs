@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::reply::Framing;
 use super::reply::{
-    surface_panicked, write_error, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
+    surface_panicked, write_error, Framing, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
 };
 use super::watch::Watch;
 use super::RequestContext;

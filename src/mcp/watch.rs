@@ -25,8 +25,9 @@ pub(super) struct Watch {
     request_id: Option<String>,
     /// For `tools/call`: `params.name`, once it is a name a tool could have.
     tool: Option<String>,
-    /// The client's `clientInfo`, as it gave it (see [`Observation::client`]).
-    client: Option<serde_json::Value>,
+    /// The client's name and version, when fit to log (see
+    /// [`Observation::client`]).
+    client: Option<(String, Option<String>)>,
     /// `params._meta`'s `traceparent`, `tracestate` and `baggage`, each
     /// once valid.
     trace: [Option<String>; 3],
@@ -61,8 +62,8 @@ impl Watch {
                 // Its own `clientInfo`, before any MCP session knows it.
                 "initialize" => params
                     .and_then(|p| p.get("clientInfo"))
-                    .map(|i| i.into_owned()),
-                _ => client_info(meta, mcp_session),
+                    .and_then(|info| owned_client(&info)),
+                _ => client_info(meta, mcp_session).and_then(owned_client),
             },
             trace: [
                 owned(trace.traceparent),
@@ -88,7 +89,10 @@ impl Watch {
             outcome,
             requests: 1,
             request_id: self.request_id.as_deref(),
-            client: self.client.as_ref().and_then(ClientInfo::from_value),
+            client: self.client.as_ref().map(|(name, version)| ClientInfo {
+                name,
+                version: version.as_deref(),
+            }),
             traceparent: self.trace[0].as_deref(),
             tracestate: self.trace[1].as_deref(),
             baggage: self.trace[2].as_deref(),
@@ -96,19 +100,24 @@ impl Watch {
     }
 }
 
+/// The name and version of a `clientInfo`, when fit to log.
+fn owned_client(info: &Value) -> Option<(String, Option<String>)> {
+    let info = ClientInfo::from_value(info)?;
+    Some((info.name.to_owned(), info.version.map(str::to_owned)))
+}
+
 /// The `clientInfo` a request's client gave: in its `_meta` (2026-07-28
 /// sends it on every request), or at its MCP session's `initialize`.
-fn client_info(
-    meta: Option<&serde_json::Map<String, Value>>,
-    mcp_session: McpSessionHeader<'_>,
-) -> Option<Value> {
-    if let Some(info) = meta.and_then(|meta| meta.get(META_CLIENT_INFO)) {
-        return Some(info.clone());
-    }
-    match mcp_session {
-        McpSessionHeader::Known(session) => session.client_info().map(|info| (**info).clone()),
+fn client_info<'a>(
+    meta: Option<&'a serde_json::Map<String, Value>>,
+    mcp_session: McpSessionHeader<'a>,
+) -> Option<&'a Value> {
+    let from_session = match mcp_session {
+        McpSessionHeader::Known(session) => session.client_info().map(|info| &**info),
         McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
-    }
+    };
+    meta.and_then(|meta| meta.get(META_CLIENT_INFO))
+        .or(from_session)
 }
 
 /// Tells the host's observer of a body, or a message in it, that was not a
