@@ -57,7 +57,8 @@ impl fmt::Display for SessionId {
 /// let host = ToolHost::bind(ToolHostConfig {
 ///     observer: Some(Observer::new(move |seen| {
 ///         if let Outcome::Rejected { status: 401 } = seen.outcome {
-///             count.fetch_add(1, Ordering::Relaxed);
+///             // Refusals before authentication come counted.
+///             count.fetch_add(seen.requests, Ordering::Relaxed);
 ///         }
 ///     })),
 ///     ..ToolHostConfig::default()
