@@ -3,6 +3,8 @@
 //! cannot drift when the code moves.
 //!
 //! - README.md's OpenTelemetry table lists every field of `Observation`.
+//! - CHANGELOG.md's "public API by module" names every public name of the
+//!   crate root and of each public module, as `src/lib.rs` has them.
 
 use std::path::Path;
 
@@ -74,4 +76,95 @@ fn the_readers_read_what_they_should() {
     assert_eq!(pub_fields(source, "Thing<'a>"), ["one", "three"]);
     let markdown = "## Table\n\ntext\n\n| Field | Meaning |\n|---|---|\n| `a` | x |\n| `b`, `c` | `not this` |\n\nafter\n";
     assert_eq!(first_column(markdown, "## Table"), ["a", "b", "c"]);
+}
+
+/// The names `src/lib.rs` makes public: at the root (`pub use` outside a
+/// module) and in each `pub mod NAME { pub use … }`, by module (`""` for
+/// the root), each list sorted.
+fn public_names(lib: &str) -> Vec<(String, Vec<String>)> {
+    let mut modules: Vec<(String, Vec<String>)> = vec![(String::new(), Vec::new())];
+    let mut statement = String::new();
+    for line in lib.lines() {
+        let trimmed = line.trim();
+        if let Some(name) = trimmed
+            .strip_prefix("pub mod ")
+            .and_then(|r| r.strip_suffix(" {"))
+        {
+            modules.push((name.to_owned(), Vec::new()));
+            continue;
+        }
+        if trimmed == "}" && !line.starts_with(' ') {
+            modules.push((String::new(), Vec::new()));
+            continue;
+        }
+        if trimmed.starts_with("pub use ") || !statement.is_empty() {
+            statement.push_str(trimmed);
+            if !trimmed.ends_with(';') {
+                continue;
+            }
+            let body = statement
+                .trim_start_matches("pub use ")
+                .trim_end_matches(';');
+            let names = match body.split_once('{') {
+                Some((_, inner)) => inner.trim_end_matches('}'),
+                None => body.rsplit("::").next().unwrap_or_default(),
+            };
+            let names = names
+                .split(',')
+                .map(|name| name.trim().to_owned())
+                .filter(|name| !name.is_empty());
+            modules.last_mut().unwrap().1.extend(names);
+            statement.clear();
+        }
+    }
+    let mut merged: Vec<(String, Vec<String>)> = Vec::new();
+    for (module, names) in modules {
+        match merged.iter_mut().find(|(m, _)| *m == module) {
+            Some((_, all)) => all.extend(names),
+            None => merged.push((module, names)),
+        }
+    }
+    for (_, names) in &mut merged {
+        names.sort();
+    }
+    merged.sort();
+    merged
+}
+
+/// The same, as CHANGELOG.md's "public API by module" lists them.
+fn changelog_names(changelog: &str) -> Vec<(String, Vec<String>)> {
+    let start = changelog
+        .find("**The public API by module.**")
+        .expect("the public API paragraph");
+    let paragraph = &changelog[start..];
+    let paragraph = &paragraph[..paragraph.find("\n- ").unwrap_or(paragraph.len())];
+    let ticked = |text: &str| -> Vec<String> {
+        text.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    };
+    let root_start = paragraph.find("needs:").expect("the root's list") + "needs:".len();
+    let root_end = paragraph.find("The rest moved").expect("the modules' list");
+    let mut lists = vec![(String::new(), ticked(&paragraph[root_start..root_end]))];
+    let modules = &paragraph[root_end..paragraph.find("Change the `use`").unwrap()];
+    for part in modules.split(')').filter(|part| part.contains('(')) {
+        let (head, inner) = part.split_once('(').unwrap();
+        let module = ticked(head).pop().expect("a module's name before its list");
+        let names = ticked(inner.split_once(':').map_or(inner, |(_, names)| names));
+        lists.push((module, names));
+    }
+    for (_, names) in &mut lists {
+        names.sort();
+    }
+    lists.sort();
+    lists
+}
+
+#[test]
+fn the_changelog_names_every_public_name() {
+    let code = public_names(&read("src/lib.rs"));
+    assert!(code.len() >= 5 && code[0].1.len() >= 10, "{code:?}");
+    assert_eq!(changelog_names(&read("CHANGELOG.md")), code);
 }
