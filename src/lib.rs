@@ -203,8 +203,9 @@ pub mod agent {
 /// # Cost
 ///
 /// Without an observer (the default) the host takes no clock readings and
-/// builds nothing for it: one branch per request on an `Option` that is
-/// `None`. With one, the observer runs on the request's own task, inline,
+/// builds nothing for it: a few branches per request on `Option`s that
+/// are `None` (a `tools/call` tests one at the transport, one at dispatch
+/// and two as it ends). With one, the observer runs on the request's own task, inline,
 /// before the answer is sent (the refusals told together, on a task of
 /// their own): keep it short and never block, not even on a write to
 /// stderr, which waits for ever once a pipe nobody reads is full (send the
