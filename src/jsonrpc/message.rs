@@ -1,7 +1,7 @@
 //! A JSON-RPC message as the dispatcher reads it: requests, notifications,
 //! their params (read lazily from the body's raw members), error objects
-//! and the error-code table. The leaf of `jsonrpc/`: `read.rs` builds
-//! these, `mod.rs` frames replies from them.
+//! and the error-code table. Built on `envelope.rs`'s raw members alone:
+//! `read.rs` builds these, `mod.rs` frames replies from them.
 
 use std::borrow::Cow;
 

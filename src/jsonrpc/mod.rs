@@ -3,8 +3,11 @@
 //! `-32020`, `-32022`), since they are JSON-RPC error codes
 //! that the framing here writes.
 //!
-//! - `message.rs`: the messages themselves, their params and error
-//!   objects, and the error-code table (the leaf);
+//! - `envelope.rs`: the allocation-free first pass over a body, and the
+//!   raw members it leaves (the leaf: it imports nothing of this folder);
+//! - `message.rs`: the messages themselves, their params (over
+//!   `envelope.rs`'s raw members) and error objects, and the error-code
+//!   table;
 //! - this file: framing replies;
 //! - `read.rs`: reading a body, the usual one by the allocation-free pass
 //!   of `envelope.rs`, whose members serde_json reads into `Value`s when a
