@@ -35,11 +35,12 @@ use crate::util::Latch;
 /// every session guard. Sessions keep it alive, so a guard outliving its
 /// host still revokes cleanly.
 ///
-/// Unlike [`SessionState`], its fields are open to the crate: the config,
-/// the server's rendered info and the allowed names are fixed at bind and
-/// only read; what changes (the slab, the count of running calls, the
-/// streams' end) changes only through the methods of the type each field
-/// holds.
+/// Unlike [`SessionState`], most of its fields are open to the crate: the
+/// config, the server's rendered info, the URL's authority and the
+/// listener's owner are fixed at bind and only read; what changes (the
+/// slab, the count of running calls, the streams' end) changes only
+/// through the methods of the type each field holds. The allowed names
+/// and the next session id are private, reached through its methods.
 pub(crate) struct Shared {
     /// Every open session's bearer, and its state.
     pub(crate) slab: RevocationSlab<SessionState>,
@@ -204,6 +205,7 @@ impl SessionState {
         }
     }
 
+    /// The session's non-secret id, for the observer and the guard.
     pub(crate) fn id(&self) -> SessionId {
         self.id
     }
@@ -242,6 +244,7 @@ impl SessionState {
         &self.connections
     }
 
+    /// The MCP sessions its bearer's clients opened (`initialize`).
     pub(crate) fn mcp_sessions(&self) -> &McpSessions {
         &self.mcp_sessions
     }
@@ -278,6 +281,7 @@ impl SessionState {
         self.calls_served.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The calls its surface served: successes and refusals.
     pub(crate) fn calls_served(&self) -> u64 {
         self.calls_served.load(Ordering::Relaxed)
     }
