@@ -194,7 +194,9 @@ impl ToolSession {
     /// a server of theirs). Use a private runtime directory
     /// (`$XDG_RUNTIME_DIR`, mode 0700), or a directory of your own, mode
     /// 0700. Every directory above `dir` must belong to this user or root,
-    /// and be writable by no one else unless sticky. On Linux the checks
+    /// and be writable by no one else unless sticky. On Linux (on the
+    /// architectures `private_file.rs` lists: x86, x86-64, ARM, AArch64,
+    /// PowerPC, RISC-V, s390x, LoongArch) the checks
     /// and the write are one walk by file descriptor, each directory
     /// opened without following a symlink and only as a directory, and
     /// checked as opened, so no directory swapped while it runs redirects

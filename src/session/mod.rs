@@ -4,7 +4,7 @@
 //! bearer kept in the agent's environment (`mcp_servers.rs`); each kind of
 //! agent's config — the ACP array checked against the agent's
 //! capabilities, and config files (`agent_config.rs`), written only into
-//! private directories, checked by descriptor as they are walked
+//! private directories, on Linux checked by descriptor as they are walked
 //! (`private_file.rs`), on Windows with an owner-only access list
 //! (`owner_only_file.rs`); and [`Runner`], each agent tested and how it names
 //! tools to its model (`runner.rs`).
