@@ -70,7 +70,9 @@
 //! - `config.rs`: [`ToolHostConfig`], every limit and its validation.
 //! - `auth/`: the bearer format and the lock-free revocation slab.
 //! - `jsonrpc/`: JSON-RPC envelopes, reading a body, writing JSON (one
-//!   small writer owns the punctuation of every object and array).
+//!   small writer owns the punctuation of objects and arrays, but for the
+//!   batch's array, `mcp/mod.rs`, and the fixed modern `_meta` fragments
+//!   rendered once at bind, `protocol/server_info.rs`).
 //! - `conn/`: a connection's supervision: admission, the peer's user, the
 //!   header read timeout, write stalls, graceful shutdown.
 //! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, panic
