@@ -7,7 +7,9 @@
 //! observer) and the state (which mints session ids) both build on it.
 
 use std::fmt;
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,17 +121,23 @@ impl Observer {
             return;
         }
         let observer = self.clone();
-        tokio::spawn(async move {
+        // Boxed as the host's own tasks are, so they share one task
+        // harness: no copy of tokio's compiled for this one.
+        let window: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
             tokio::time::sleep(REFUSALS_WINDOW).await;
             // Cleared first: a refusal counted from here on schedules the
             // next window, whether or not this one takes it.
             observer.refusals.told_soon.store(false, Ordering::Release);
             observer.tell_refusals();
         });
+        tokio::spawn(window);
     }
 
     /// Tells the refusals counted and not yet told, one observation per
-    /// status: at the end of a window, and when the host stops.
+    /// status: at the end of a window, and when the host stops. Cold, and
+    /// one copy for its three callers.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn tell_refusals(&self) {
         for (status, count) in REFUSED_STATUSES.iter().zip(&self.refusals.counts) {
             let requests = count.swap(0, Ordering::AcqRel);

@@ -28,7 +28,9 @@ pub struct TraceContext<'a> {
 }
 
 impl<'a> TraceContext<'a> {
-    /// The valid members of `meta` (a request's `params._meta`).
+    /// The valid members of `meta` (a request's `params._meta`). Not
+    /// inlined: the watch and the call share one copy.
+    #[inline(never)]
     pub(crate) fn from_meta(meta: &'a Map<String, Value>) -> Self {
         let text = |key: &str| meta.get(key).and_then(Value::as_str);
         let traceparent = text("traceparent").and_then(valid_traceparent);
@@ -71,36 +73,53 @@ pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
 /// value of 1 to 256 printable ASCII characters but `,` and `=`, not
 /// ending in a space.
 pub(crate) fn valid_tracestate(value: &str) -> Option<&str> {
-    let key_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/".contains(&b);
-    let key_ok = |key: &str| {
-        let (tenant, system) = key.split_once('@').unwrap_or((key, ""));
-        let part = |part: &str, first_letter: bool| {
-            let bytes = part.as_bytes();
-            !bytes.is_empty()
-                && bytes.len() <= 256
-                && (bytes[0].is_ascii_lowercase() || (!first_letter && bytes[0].is_ascii_digit()))
-                && bytes.iter().all(|&b| key_char(b))
+    let mut members = 0;
+    for member in value.as_bytes().split(|&b| b == b',').map(ows) {
+        if member.is_empty() {
+            continue;
+        }
+        members += 1;
+        let at = member.iter().position(|&b| b == b'=')?;
+        let (key, v) = (&member[..at], &member[at + 1..]);
+        let key_ok = match key.iter().position(|&b| b == b'@') {
+            Some(at) => key_part(&key[..at], false) && key_part(&key[at + 1..], true),
+            None => key_part(key, false),
         };
-        part(tenant, false) && (!key.contains('@') || part(system, true))
-    };
-    let value_ok = |v: &str| {
-        (1..=256).contains(&v.len())
-            && !v.ends_with(' ')
-            && v.bytes()
-                .all(|b| (b' '..=b'~').contains(&b) && b != b',' && b != b'=')
-    };
-    let members: Vec<&str> = value
-        .split(',')
-        .map(|m| m.trim_matches([' ', '\t']))
-        .filter(|m| !m.is_empty())
-        .collect();
-    let shaped = value.len() <= 512
-        && (1..=32).contains(&members.len())
-        && members.iter().all(|m| {
-            m.split_once('=')
-                .is_some_and(|(key, v)| key_ok(key) && value_ok(v))
-        });
-    shaped.then_some(value)
+        // Trimmed of spaces, a value never ends in one.
+        let value_ok = (1..=256).contains(&v.len())
+            && v.iter()
+                .all(|&b| (b' '..=b'~').contains(&b) && b != b',' && b != b'=');
+        if !(key_ok && value_ok) {
+            return None;
+        }
+    }
+    (value.len() <= 512 && (1..=32).contains(&members)).then_some(value)
+}
+
+/// A `tracestate` key, or one half of a `tenant@system` key: 1 to 256
+/// lowercase letters, digits and `_-*/`, the first a letter (or a digit,
+/// unless `letter_first`).
+fn key_part(part: &[u8], letter_first: bool) -> bool {
+    let first_ok = part
+        .first()
+        .is_some_and(|b| b.is_ascii_lowercase() || (!letter_first && b.is_ascii_digit()));
+    first_ok
+        && part.len() <= 256
+        && part
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/".contains(b))
+}
+
+/// `text` without the spaces and tabs around it (W3C's optional white
+/// space).
+fn ows(mut text: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = text {
+        text = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = text {
+        text = rest;
+    }
+    text
 }
 
 /// `value` when it is a `baggage` within W3C Baggage's limits: 1 to 64
@@ -109,33 +128,39 @@ pub(crate) fn valid_tracestate(value: &str) -> Option<&str> {
 /// spaces and tabs allowed around each part; a key is an HTTP token, a
 /// value printable ASCII but space, `"`, `,`, `;` and `\`.
 pub(crate) fn valid_baggage(value: &str) -> Option<&str> {
-    let token = |t: &str| {
-        !t.is_empty()
-            && t.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-    };
-    let octets = |v: &str| {
-        v.bytes()
-            .all(|b| b.is_ascii_graphic() && !b"\",;\\".contains(&b))
-    };
-    let pair = |part: &str, value_needed: bool| {
-        let part = part.trim_matches([' ', '\t']);
-        match part.split_once('=') {
-            Some((key, v)) => {
-                token(key.trim_end_matches([' ', '\t']))
-                    && octets(v.trim_start_matches([' ', '\t']))
-            }
-            None => !value_needed && token(part),
+    if value.len() > 8192 {
+        return None;
+    }
+    let mut members = 0;
+    for member in value.as_bytes().split(|&b| b == b',') {
+        members += 1;
+        let mut parts = member.split(|&b| b == b';');
+        let pair_ok = parts.next().is_some_and(|pair| baggage_part(pair, true));
+        if !pair_ok || !parts.all(|property| baggage_part(property, false)) {
+            return None;
         }
+    }
+    (members <= 64).then_some(value)
+}
+
+/// A baggage member's `key=value`, or one of its properties (`key` or
+/// `key=value`, when not `value_needed`).
+fn baggage_part(part: &[u8], value_needed: bool) -> bool {
+    let token = |t: &[u8]| {
+        !t.is_empty()
+            && t.iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b))
     };
-    let members: Vec<&str> = value.split(',').collect();
-    let shaped = value.len() <= 8192
-        && members.len() <= 64
-        && members.iter().all(|member| {
-            let mut parts = member.split(';');
-            parts.next().is_some_and(|kv| pair(kv, true)) && parts.all(|p| pair(p, false))
-        });
-    shaped.then_some(value)
+    let part = ows(part);
+    match part.iter().position(|&b| b == b'=') {
+        Some(at) => {
+            token(ows(&part[..at]))
+                && ows(&part[at + 1..])
+                    .iter()
+                    .all(|b| b.is_ascii_graphic() && !b"\",;\\".contains(b))
+        }
+        None => !value_needed && token(part),
+    }
 }
 
 #[cfg(test)]

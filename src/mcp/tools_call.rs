@@ -17,17 +17,16 @@ use super::reply::{
 use super::watch::Watch;
 use super::RequestContext;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
-use crate::observer::{ClientInfo, Outcome, SessionId};
+use crate::observer::{Outcome, SessionId};
 use crate::protocol::param_headers;
-use crate::protocol::{Era, ParamHeaders, META_CLIENT_INFO, META_LOG_LEVEL};
+use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::state::FirstPoll;
 use crate::state::{Lease, McpSessionHeader};
 use crate::surface::CallEvents;
-use crate::surface::{CallRequest, CancelSignal, ToolCall};
+use crate::surface::{CancelSignal, RequestParts, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
 use crate::tool::ToolOutcome;
-use crate::trace_context::TraceContext;
 use crate::util::{race, waiting_at_most, First};
 use crate::util::{CatchUnwind, Panicked};
 
@@ -149,16 +148,11 @@ struct CheckedCall<'a> {
 impl CheckedCall<'_> {
     /// What the tool is told of its request (`ToolCall::request`), for a
     /// call of `session` that runs on a stream or not (`streamed`).
-    fn request(&self, session: SessionId, streamed: bool) -> CallRequest<'_> {
-        let meta = self.meta.as_ref().and_then(Value::as_object);
-        CallRequest {
+    fn request(&self, session: SessionId, streamed: bool) -> RequestParts<'_> {
+        RequestParts {
             session,
-            meta,
-            trace: meta.map(TraceContext::from_meta).unwrap_or_default(),
-            client: meta
-                .and_then(|meta| meta.get(META_CLIENT_INFO))
-                .or(self.session_client.as_deref())
-                .and_then(ClientInfo::from_value),
+            meta: self.meta.as_ref().and_then(Value::as_object),
+            session_client: self.session_client.as_deref(),
             progress_reaches_client: streamed && self.progress_token.is_some(),
         }
     }

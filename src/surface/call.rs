@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use super::call_request::CallRequest;
+use super::call_request::{CallRequest, RequestParts};
 use super::reporter::{self, Reporter};
 use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
@@ -59,7 +59,7 @@ pub struct ToolCall<'a> {
     /// kind of event may send).
     pub(crate) events: Option<&'a Arc<CallEvents>>,
     pub(crate) cancel: &'a CancelSignal,
-    pub(crate) request: CallRequest<'a>,
+    pub(crate) request: RequestParts<'a>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -76,7 +76,7 @@ impl<'a> ToolCall<'a> {
     /// What the agent sent with the call (its `_meta`, trace context and
     /// client) and the session it came through; see [`CallRequest`].
     pub fn request(&self) -> CallRequest<'a> {
-        self.request
+        self.request.read()
     }
 
     /// Reports progress; see [`Reporter`] for when it reaches the client.
