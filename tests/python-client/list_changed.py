@@ -14,7 +14,6 @@ under tests/ do. Exit codes: 0 = all steps ran, 1 = unexpected failure,
 """
 
 import asyncio
-import json
 import os
 import sys
 
@@ -22,19 +21,10 @@ import mcp_types as types
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from steps import emit, fail
 
 NOTICE_WAIT_SECONDS = 10
 WATCHDOG_SECONDS = 30
-
-
-def emit(**step):
-    print(json.dumps(step), flush=True)
-
-
-def fail(message, code):
-    emit(step="error", message=message)
-    sys.stdout.flush()
-    os._exit(code)
 
 
 def transport(url, bearer):

@@ -11,7 +11,6 @@ with the tool's text. Exit codes: 0 = done, 1 = failure, 2 = timeout.
 """
 
 import asyncio
-import json
 import os
 import sys
 
@@ -20,18 +19,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from steps import emit, fail
 
 WATCHDOG_SECONDS = 30
-
-
-def emit(**step):
-    print(json.dumps(step), flush=True)
-
-
-def fail(message, code):
-    emit(step="error", message=message)
-    sys.stdout.flush()
-    os._exit(code)
 
 
 async def call(url, bearer, mode, tool):
