@@ -5,6 +5,10 @@
 //! - README.md's OpenTelemetry table lists every field of `Observation`.
 //! - CHANGELOG.md's "public API by module" names every public name of the
 //!   crate root and of each public module, as `src/lib.rs` has them.
+//! - CHANGELOG.md's `ErrorKind` paragraph names every variant.
+//! - README.md's observer section names every `Outcome`.
+//! - README.md's Dependencies table names every runtime dependency, with
+//!   the features Cargo.toml turns on, and says how many there are.
 
 use std::path::Path;
 
@@ -167,4 +171,121 @@ fn the_changelog_names_every_public_name() {
     let code = public_names(&read("src/lib.rs"));
     assert!(code.len() >= 5 && code[0].1.len() >= 10, "{code:?}");
     assert_eq!(changelog_names(&read("CHANGELOG.md")), code);
+}
+
+/// The variants of the enum `name` in `source`: its lines that are a
+/// capitalized name, alone or opening fields.
+fn variants(source: &str, name: &str) -> Vec<String> {
+    let start = source
+        .find(&format!("pub enum {name} {{"))
+        .unwrap_or_else(|| panic!("no pub enum {name}"));
+    let body = &source[start..];
+    let body = &body[..body.find("\n}\n").expect("the enum ends")];
+    let mut found: Vec<String> = body
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|line| line.starts_with(|c: char| c.is_ascii_uppercase()))
+        .filter_map(|line| line.split([',', ' ', '{']).next().map(str::to_owned))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The backticked words of `text` that are a capitalized name, or that
+/// name one as `Type::Name`.
+fn capitalized_names(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|ticked| ticked.rsplit("::").next())
+        .map(|name| name.split([' ', '{']).next().unwrap_or_default().to_owned())
+        .filter(|name| {
+            name.starts_with(|c: char| c.is_ascii_uppercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The text of `markdown` from `start` to the next line that begins with
+/// `until`.
+fn section<'a>(markdown: &'a str, start: &str, until: &str) -> &'a str {
+    let from = markdown
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?}"));
+    let rest = &markdown[from + start.len()..];
+    &rest[..rest.find(until).unwrap_or(rest.len())]
+}
+
+#[test]
+fn the_changelog_names_every_error_kind() {
+    let code = variants(&read("src/error.rs"), "ErrorKind");
+    assert!(code.len() >= 9, "{code:?}");
+    let changelog = read("CHANGELOG.md");
+    let paragraph = section(&changelog, "**`Error::kind()` and `ErrorKind`**", "\n- ");
+    let mut listed = capitalized_names(paragraph);
+    listed.retain(|name| name != "ErrorKind");
+    assert_eq!(listed, code);
+}
+
+#[test]
+fn the_readme_names_every_outcome() {
+    let code = variants(&read("src/observer.rs"), "Outcome");
+    assert!(code.len() >= 9, "{code:?}");
+    let readme = read("README.md");
+    // What an answered request came to, then what a refused one is.
+    let answered = section(&readme, "and what it came to:", "A W3C");
+    let refused = section(&readme, "- **Refusals too.**", ":");
+    let mut listed = capitalized_names(&format!("{answered} {refused}"));
+    listed.sort();
+    assert_eq!(listed, code);
+}
+
+#[test]
+fn the_readme_names_every_runtime_dependency_and_its_features() {
+    let manifest = read("Cargo.toml");
+    let dependencies = section(&manifest, "[dependencies]\n", "\n[");
+    let mut code: Vec<(String, Vec<String>)> = dependencies
+        .lines()
+        .filter_map(|line| {
+            let (name, spec) = line.split_once(" = ")?;
+            let features = spec
+                .split_once("features = [")
+                .map(|(_, list)| list.split(']').next().unwrap_or_default())
+                .unwrap_or_default();
+            let features = features
+                .split(',')
+                .map(|f| f.trim().trim_matches('"').to_owned())
+                .filter(|f| !f.is_empty())
+                .collect();
+            Some((name.trim().to_owned(), features))
+        })
+        .collect();
+    code.sort();
+    let readme = read("README.md");
+    let table = section(&readme, "## Dependencies\n", "\nNo proc-macro");
+    let mut listed: Vec<(String, Vec<String>)> = table
+        .lines()
+        .filter(|row| row.starts_with("| `"))
+        .map(|row| {
+            let cell = row.split('|').nth(1).unwrap_or_default();
+            let mut ticked = cell.split('`').skip(1).step_by(2).map(str::to_owned);
+            let name = ticked.next().unwrap_or_default();
+            (name, ticked.collect())
+        })
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed, code,
+        "README's Dependencies table against Cargo.toml"
+    );
+    let words = [
+        "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine",
+    ];
+    let count = format!("{} runtime dependencies", words[code.len() - 1]);
+    assert!(table.contains(&count), "README says {count:?}");
 }
