@@ -375,6 +375,14 @@ async fn a_flood_without_a_bearer_cannot_slow_the_host_through_its_observer() {
         (1..=2 * windows).contains(&told),
         "{told} observations for {windows} windows of two statuses"
     );
+    if under_wine() {
+        // The flood's sockets slow Wine's own socket calls, whatever the
+        // observer does (scripts/wine/poll_scaling.c): seen there, 6.1 ms
+        // quiet and 12.2 ms flooded. The counts above hold under Wine too.
+        return skipped(
+            "under Wine, whose socket calls slow down with every poll pending on another socket (scripts/wine/poll_scaling.c), the client's median under the flood is Wine's, not the observer's; the latency comparison did not run",
+        );
+    }
     assert!(
         flooded <= quiet * 2,
         "the client's median went from {quiet:?} to {flooded:?}"
