@@ -68,10 +68,10 @@ pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
 /// `value` when it is a `tracestate` within W3C Trace Context's limits:
 /// 1 to 32 comma-separated members (empty ones, and spaces and tabs around
 /// each, allowed), at most 512 characters in all, each `key=value` with a
-/// key of lowercase letters, digits and `_-*/` (a `tenant@system` key
-/// too), starting with a letter or digit, at most 256 characters, and a
-/// value of 1 to 256 printable ASCII characters but `,` and `=`, not
-/// ending in a space.
+/// key of lowercase letters, digits and `_-*/`, at most 256 characters,
+/// starting with a letter (or `tenant@system`, whose tenant may start with
+/// a digit too), and a value of 1 to 256 printable ASCII characters but
+/// `,` and `=`, not ending in a space.
 pub(crate) fn valid_tracestate(value: &str) -> Option<&str> {
     let mut members = 0;
     for member in value.as_bytes().split(|&b| b == b',').map(ows) {
@@ -83,7 +83,7 @@ pub(crate) fn valid_tracestate(value: &str) -> Option<&str> {
         let (key, v) = (&member[..at], &member[at + 1..]);
         let key_ok = match key.iter().position(|&b| b == b'@') {
             Some(at) => key_part(&key[..at], false) && key_part(&key[at + 1..], true),
-            None => key_part(key, false),
+            None => key_part(key, true),
         };
         // Trimmed of spaces, a value never ends in one.
         let value_ok = (1..=256).contains(&v.len())
@@ -216,6 +216,7 @@ mod tests {
             "@x=1",
             "a@=1",
             "a@1x=1",
+            "1rojo=1",
             "rojo=\u{e9}",
             "rojo=1\n",
             &list(33, "v"),
