@@ -144,6 +144,15 @@ async fn a_legacy_call_carries_its_client_trace_and_meta() {
     assert_eq!(tool.extra.0, Some(json!("ses_7")));
     assert!(tool.extra.1, "a token and a stream");
     assert_eq!(observer.extra.2.as_deref(), Some("call-5"));
+
+    // Without a token the call runs inline: the same client, borrowed.
+    let inline = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}});
+    let answered = fx.send(&fx.post_with(&headers, &inline.to_string())).await;
+    assert_eq!(answered.status, 200, "{}", answered.text());
+    let (tool, observer) = last(&fx, &observed);
+    assert_eq!((&tool.client, &observer.client), (&client, &client));
+    assert!(!tool.extra.1, "no token: no progress reaches it");
 }
 
 /// 2026-07-28: the client in every request's `_meta`; a numeric id as its

@@ -65,7 +65,7 @@ pub(super) async fn tools_call(
         }
     };
     if let McpSessionHeader::Known(mcp_session) = context.session {
-        call.session_client = mcp_session.client_info().cloned();
+        call.session_client = mcp_session.client_info().map(Cow::Borrowed);
     }
     let may_stream = context.may_stream && framing == Framing::Single;
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
@@ -77,7 +77,14 @@ pub(super) async fn tools_call(
     if may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
         let events = CallEvents::new(call.progress_token.clone(), log_threshold);
         let name = Cow::Owned(call.name.into_owned());
-        let call = CheckedCall { name, ..call };
+        let session_client = call
+            .session_client
+            .map(|info| Cow::Owned(info.into_owned()));
+        let call = CheckedCall {
+            name,
+            session_client,
+            ..call
+        };
         let stream = streamed(lease.clone(), id, call, era, events, watch);
         Handled::Stream(Box::new(stream))
     } else {
@@ -142,7 +149,9 @@ struct CheckedCall<'a> {
     meta: Option<Value>,
     /// The `clientInfo` its MCP session's `initialize` gave (before
     /// 2026-07-28; in it, the client names itself in `meta`).
-    session_client: Option<Arc<Value>>,
+    /// Borrowed while the call runs inline, shared (an `Arc` count) once
+    /// it runs on a stream: a call pays nothing for it until then.
+    session_client: Option<Cow<'a, Arc<Value>>>,
 }
 
 impl CheckedCall<'_> {
@@ -152,7 +161,7 @@ impl CheckedCall<'_> {
         RequestParts {
             session,
             meta: self.meta.as_ref().and_then(Value::as_object),
-            session_client: self.session_client.as_deref(),
+            session_client: self.session_client.as_deref().map(|info| &**info),
             progress_reaches_client: streamed && self.progress_token.is_some(),
         }
     }
