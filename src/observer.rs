@@ -253,21 +253,32 @@ pub(crate) fn request_id_text(id: &serde_json::Value) -> Option<String> {
 }
 
 impl Observation<'_> {
-    /// `requests` requests refused with `status` before authentication.
-    fn refusals(status: u16, requests: u64) -> Self {
+    /// One request of `session` (if any) that came to `outcome` before
+    /// anything else of it was read: no method, tool, revision, id, client
+    /// or trace context.
+    pub(crate) fn bare(session: Option<SessionId>, elapsed: Duration, outcome: Outcome) -> Self {
         Self {
-            session: None,
+            session,
             method: None,
             tool: None,
             protocol_version: None,
-            elapsed: Duration::ZERO,
-            outcome: Outcome::Rejected { status },
-            requests,
+            elapsed,
+            outcome,
+            requests: 1,
             request_id: None,
             client: None,
             traceparent: None,
             tracestate: None,
             baggage: None,
+        }
+    }
+
+    /// `requests` requests refused with `status` before authentication.
+    fn refusals(status: u16, requests: u64) -> Self {
+        let outcome = Outcome::Rejected { status };
+        Self {
+            requests,
+            ..Self::bare(None, Duration::ZERO, outcome)
         }
     }
 }

@@ -148,22 +148,10 @@ fn tell_rejected(shared: &Shared, session: Option<SessionId>, since: Instant, st
     if session.is_none() {
         return observer.count_refusal(status.as_u16());
     }
-    observer.tell(&Observation {
-        session,
-        method: None,
-        tool: None,
-        protocol_version: None,
-        elapsed: since.elapsed(),
-        outcome: Outcome::Rejected {
-            status: status.as_u16(),
-        },
-        requests: 1,
-        request_id: None,
-        client: None,
-        traceparent: None,
-        tracestate: None,
-        baggage: None,
-    });
+    let outcome = Outcome::Rejected {
+        status: status.as_u16(),
+    };
+    observer.tell(&Observation::bare(session, since.elapsed(), outcome));
 }
 
 /// Step 3's first half, on a request that carries `Authorization`: when

@@ -126,20 +126,9 @@ fn client_info<'a>(
 #[inline(never)]
 pub(super) fn tell_unreadable(lease: &Lease, since: Option<Instant>, code: i32) {
     if let (Some(observer), Some(since)) = (&lease.shared.config.observer, since) {
-        observer.tell(&Observation {
-            session: Some(lease.session.id()),
-            method: None,
-            tool: None,
-            protocol_version: None,
-            elapsed: since.elapsed(),
-            outcome: Outcome::Failed { code },
-            requests: 1,
-            request_id: None,
-            client: None,
-            traceparent: None,
-            tracestate: None,
-            baggage: None,
-        });
+        let session = Some(lease.session.id());
+        let outcome = Outcome::Failed { code };
+        observer.tell(&Observation::bare(session, since.elapsed(), outcome));
     }
 }
 
