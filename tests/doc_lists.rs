@@ -18,14 +18,18 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The text of the item that starts with `head` in `source`, to its
+/// closing brace at the start of a line.
+fn item<'a>(source: &'a str, head: &str) -> &'a str {
+    let start = source.find(head).unwrap_or_else(|| panic!("no {head}"));
+    let body = &source[start..];
+    &body[..body.find("\n}\n").expect("the item ends")]
+}
+
 /// The `pub` fields of the struct `name` in `source`, in order.
 fn pub_fields(source: &str, name: &str) -> Vec<String> {
-    let start = source
-        .find(&format!("pub struct {name}"))
-        .unwrap_or_else(|| panic!("no pub struct {name}"));
-    let body = &source[start..];
-    let body = &body[..body.find("\n}\n").expect("the struct ends")];
-    body.lines()
+    item(source, &format!("pub struct {name}"))
+        .lines()
         .filter_map(|line| line.trim().strip_prefix("pub "))
         .filter_map(|field| {
             field
@@ -176,12 +180,7 @@ fn the_changelog_names_every_public_name() {
 /// The variants of the enum `name` in `source`: its lines that are a
 /// capitalized name, alone or opening fields.
 fn variants(source: &str, name: &str) -> Vec<String> {
-    let start = source
-        .find(&format!("pub enum {name} {{"))
-        .unwrap_or_else(|| panic!("no pub enum {name}"));
-    let body = &source[start..];
-    let body = &body[..body.find("\n}\n").expect("the enum ends")];
-    let mut found: Vec<String> = body
+    let mut found: Vec<String> = item(source, &format!("pub enum {name} {{"))
         .lines()
         .skip(1)
         .map(str::trim)
