@@ -32,6 +32,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
         may_stream: false,
         session: crate::state::McpSessionHeader::Absent,
         since: None,
+        request_bytes: body.len(),
     };
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,

@@ -212,6 +212,17 @@ pub struct Observation<'a> {
     /// 64 members and 8,192 bytes, each `key=value` (with `;` properties)
     /// well-formed; else dropped.
     pub baggage: Option<&'a str>,
+    /// The bytes of the HTTP request body that carried the message (a
+    /// 2025-03-26 batch's members each give the whole batch's); 0 for a
+    /// request refused before its body was read.
+    pub request_bytes: u64,
+    /// The bytes of the response body the message was answered with: the
+    /// JSON-RPC message written for it (in a batch, its own member of the
+    /// array), a refusal's body, or, for a streamed call, every byte of its
+    /// SSE stream up to and with its final response (progress and log
+    /// events, keep-alive comments); for a call cut off, what was sent
+    /// before. 0 for refusals told together.
+    pub response_bytes: u64,
 }
 
 /// A client's name and version, as it gave them (MCP's `clientInfo`):
@@ -255,7 +266,7 @@ pub(crate) fn request_id_text(id: &serde_json::Value) -> Option<String> {
 impl Observation<'_> {
     /// One request of `session` (if any) that came to `outcome` before
     /// anything else of it was read: no method, tool, revision, id, client
-    /// or trace context.
+    /// or trace context, and no sizes (a caller that knows them sets them).
     pub(crate) fn bare(session: Option<SessionId>, elapsed: Duration, outcome: Outcome) -> Self {
         Self {
             session,
@@ -270,6 +281,8 @@ impl Observation<'_> {
             traceparent: None,
             tracestate: None,
             baggage: None,
+            request_bytes: 0,
+            response_bytes: 0,
         }
     }
 

@@ -29,6 +29,8 @@ struct Seen {
     traceparent: Option<String>,
     elapsed: Duration,
     requests: u64,
+    request_bytes: u64,
+    response_bytes: u64,
 }
 
 /// The observations not yet taken, and the `Debug` of every observation
@@ -54,6 +56,8 @@ fn observed() -> (ToolHostConfig, Arc<Log>) {
             traceparent: o.traceparent.map(str::to_owned),
             elapsed: o.elapsed,
             requests: o.requests,
+            request_bytes: o.request_bytes,
+            response_bytes: o.response_bytes,
         })
     });
     let config = ToolHostConfig {
@@ -454,6 +458,88 @@ async fn streamed_cancelled_and_batched_requests_are_each_observed() {
     assert_eq!(
         (garbage.method, garbage.outcome),
         (None, Outcome::Failed { code: -32700 })
+    );
+}
+
+/// Each observation gives the bytes of the body that carried its request
+/// and of what answered it, as they crossed the wire: a call answered in
+/// JSON, a refusal after authentication, a batch's members (each its own
+/// part of the array), a body that is not JSON, a streamed call (every
+/// byte of its stream), and a streamed call cut off (what was sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_and_response_bytes_are_those_on_the_wire() {
+    let (config, log) = observed();
+    let fx = Fixture::with(ToolHostConfig {
+        max_connections_per_session: None,
+        sse_keep_alive: Duration::from_millis(30),
+        ..config
+    })
+    .await;
+    let sizes = |seen: &Seen| (seen.request_bytes as usize, seen.response_bytes as usize);
+
+    let body = call_body(1, "echo", json!({"text": "hello"})).to_string();
+    let answered = fx.send(&fx.post(&body)).await;
+    assert_eq!(answered.status, 200);
+    assert_eq!(sizes(&one(&log)), (body.len(), answered.body.len()));
+
+    // A second `Content-Type`: refused before the body is read.
+    let wrong_type = fx.post_with(&[("Content-Type", "text/plain")], &body);
+    let refused = fx.send(&wrong_type).await;
+    assert_eq!(refused.status, 400);
+    let seen = one(&log);
+    assert_eq!(seen.outcome, Outcome::Rejected { status: 400 });
+    assert!(!refused.body.is_empty(), "a refusal says why");
+    assert_eq!(sizes(&seen), (0, refused.body.len()), "its body unread");
+
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "refuse"}},
+    ]);
+    let batch_len = batch.to_string().len();
+    let answered = fx.with_version("2025-03-26", batch).await;
+    let members: Vec<_> = answered.json().as_array().unwrap().clone();
+    let seen = take(&log);
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    for (seen, member) in seen.iter().zip(&members) {
+        assert_eq!(sizes(seen), (batch_len, member.to_string().len()));
+    }
+    // `[`, `,` and `]` are the batch's, not a member's.
+    let members_bytes: u64 = seen.iter().map(|s| s.response_bytes).sum();
+    assert_eq!(members_bytes as usize + 3, answered.body.len());
+
+    let garbage = fx.rpc_text("{not json").await;
+    assert_eq!(sizes(&one(&log)), (9, garbage.body.len()));
+
+    let mut conn = Conn::open(fx.addr).await;
+    let body = call_with_token(3, "count", json!("t")).to_string();
+    let mut events = conn.send_streaming(&fx.post(&body)).await;
+    let stream_bytes: usize = events.rest().await.iter().map(|e| e.len() + 2).sum();
+    let seen = one(&log);
+    assert_eq!(seen.outcome, Outcome::Success);
+    assert_eq!(sizes(&seen), (body.len(), stream_bytes));
+
+    let mut conn = Conn::open(fx.addr).await;
+    let body = call_with_token(4, "quiet", json!("t")).to_string();
+    let mut events = conn.send_streaming(&fx.post(&body)).await;
+    let mut read = 0;
+    for _ in 0..2 {
+        let comment = events.next_event().await.unwrap();
+        assert_eq!(comment, ": keep-alive", "only keep-alives while quiet");
+        read += comment.len() + 2;
+    }
+    drop(conn);
+    wait_until("the cut-off call is observed", || {
+        !log.pending.lock().unwrap().is_empty()
+    })
+    .await;
+    let seen = one(&log);
+    assert_eq!(seen.outcome, Outcome::Disconnected);
+    let sent = seen.response_bytes as usize;
+    // What was read, and perhaps a comment sent meanwhile: comments only.
+    assert!(
+        sent >= read && sent % read.div_euclid(2) == 0,
+        "{sent} {read}"
     );
 }
 

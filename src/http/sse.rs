@@ -25,7 +25,7 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use tokio::time::{Instant, Sleep};
 
-use crate::mcp::StreamedCall;
+use crate::mcp::{CallEnd, CallWatch, StreamedCall};
 use crate::surface::{CallEvents, Event};
 use crate::util::BoxFuture;
 
@@ -34,13 +34,17 @@ pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// One streamed tool call: its future (which yields the final response, or
 /// `None` when the call was cancelled and nothing more may be sent), its
-/// events and its timers.
+/// events and its timers. Every frame it sends is counted in the events
+/// (`CallEvents::count_sent`), for the host's observer.
 pub(crate) struct SseCall {
-    call: Option<BoxFuture<'static, Option<Vec<u8>>>>,
+    call: Option<BoxFuture<'static, CallEnd>>,
     events: Arc<CallEvents>,
     /// Frames to send before anything else: the events flushed at the end,
     /// ahead of the final response, and then the response itself.
     queued: VecDeque<Bytes>,
+    /// The call's watch, once the call has ended, until the last queued
+    /// frame is sent: dropping it tells the observer.
+    watch: Option<CallWatch>,
     keep_alive: KeepAlive,
     /// When the next progress event may go out.
     throttle: Pin<Box<Sleep>>,
@@ -56,6 +60,7 @@ impl SseCall {
             call: Some(call.call),
             events: call.events,
             queued: VecDeque::new(),
+            watch: None,
             keep_alive: KeepAlive::new(keep_alive),
             throttle: Box::pin(tokio::time::sleep_until(now)),
             throttled: false,
@@ -63,6 +68,19 @@ impl SseCall {
     }
 
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let next = self.next_frame(cx);
+        if let Poll::Ready(Some(frame)) = &next {
+            self.events.count_sent(frame.len());
+        }
+        if self.queued.is_empty() {
+            // The final response is out (or there is none): the observer
+            // hears of the call, with every byte the stream sent.
+            self.watch = None;
+        }
+        next
+    }
+
+    fn next_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         if let Some(frame) = self.queued.pop_front() {
             return Poll::Ready(Some(frame));
         }
@@ -72,8 +90,9 @@ impl SseCall {
         // The call first: a finished call ends the stream, and what it
         // logged or reported on its way out is flushed just ahead of the
         // response.
-        if let Poll::Ready(response) = call.as_mut().poll(cx) {
+        if let Poll::Ready(CallEnd { response, watch }) = call.as_mut().poll(cx) {
             self.call = None;
+            self.watch = watch;
             let pending = self.events.close();
             let Some(response) = response else {
                 // Cancelled: nothing more for this request.
@@ -186,7 +205,11 @@ mod tests {
         let call = StreamedCall {
             call: Box::pin(async move {
                 let _ = finished.await;
-                Some(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec())
+                let response = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
+                CallEnd {
+                    response: Some(response),
+                    watch: None,
+                }
             }),
             events: Arc::clone(&events),
         };

@@ -126,7 +126,7 @@ pub(crate) async fn serve(
         Err(rejection) => {
             let response = rejection.into_response();
             if let Some(since) = since {
-                tell_rejected(&shared, session, since, response.status());
+                tell_rejected(&shared, session, since, &response);
             }
             response
         }
@@ -141,17 +141,26 @@ pub(crate) async fn serve(
 /// Cold: only a host with an observer comes here.
 #[cold]
 #[inline(never)]
-fn tell_rejected(shared: &Shared, session: Option<SessionId>, since: Instant, status: StatusCode) {
+fn tell_rejected(
+    shared: &Shared,
+    session: Option<SessionId>,
+    since: Instant,
+    response: &Response<ResponseBody>,
+) {
     let Some(observer) = &shared.config.observer else {
         return;
     };
+    let status = response.status().as_u16();
     if session.is_none() {
-        return observer.count_refusal(status.as_u16());
+        return observer.count_refusal(status);
     }
-    let outcome = Outcome::Rejected {
-        status: status.as_u16(),
-    };
-    observer.tell(&Observation::bare(session, since.elapsed(), outcome));
+    let outcome = Outcome::Rejected { status };
+    observer.tell(&Observation {
+        response_bytes: hyper::body::Body::size_hint(response.body())
+            .exact()
+            .unwrap_or(0),
+        ..Observation::bare(session, since.elapsed(), outcome)
+    });
 }
 
 /// Step 3's first half, on a request that carries `Authorization`: when
@@ -241,6 +250,7 @@ async fn serve_checked(
         may_stream: headers.accepts.event_stream,
         session: mcp_session_header,
         since,
+        request_bytes: body.len(),
     };
     let reply = mcp::dispatch(&lease, &context, &body).await;
     Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))

@@ -29,11 +29,12 @@
 //!
 //! The folder, each file building only on those listed before it:
 //!
-//! - `reply.rs`: what the dispatcher answers, as data (the leaf);
+//! - `watch.rs`: what the host's observer is told of each request (the
+//!   leaf);
+//! - `reply.rs`: what the dispatcher answers, as data;
 //! - `lifecycle.rs`: `initialize`, `logging/setLevel`, `server/discover`;
 //! - `tools_list.rs`: `tools/list`;
 //! - `subscriptions.rs`: the notification streams (`GET`, `subscriptions/listen`);
-//! - `watch.rs`: what the host's observer is told of each request;
 //! - `tools_call.rs`: `tools/call`, inline or streamed;
 //! - this file: the dispatcher, from a body to one of the above.
 
@@ -59,10 +60,11 @@ use crate::state::McpSessionHeader;
 
 use lifecycle::{discover, initialize, set_log_level};
 use reply::{write_error, write_unknown_session, Framing, Handled, Respond, ResultKind};
-pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
+pub(crate) use reply::{CallEnd, Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
 use tools_list::list_tools;
-use watch::{outcome_of, tell_unreadable, Watch};
+pub(crate) use watch::CallWatch;
+use watch::{tell_unreadable, Watch};
 
 /// What the transport knows about the request besides its body.
 #[derive(Debug, Clone, Copy)]
@@ -77,28 +79,28 @@ pub(crate) struct RequestContext<'a> {
     /// When the request's head arrived, read only when the host has an
     /// observer (`watch.rs`): `None` without one.
     pub(crate) since: Option<Instant>,
+    /// The length of the request's body, for the observer.
+    pub(crate) request_bytes: usize,
 }
 
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
     if body.trim_ascii_start().starts_with(b"[") {
         if let Err(error) = admit_batch(request, body, lease.shared.config.max_batch_len) {
-            tell_unreadable(lease, request.since, error.code);
-            return Reply::malformed(&error);
+            return told(lease, request, Reply::malformed(&error), error.code);
         }
         // Batches are legacy only: one that names an ended session runs
         // none of its members.
         if let McpSessionHeader::Unknown = request.session {
-            tell_unreadable(lease, request.since, code::SESSION_NOT_FOUND);
-            return Reply::unknown_session();
+            let reply = Reply::unknown_session();
+            return told(lease, request, reply, code::SESSION_NOT_FOUND);
         }
     }
     let mut params = RawMembers::default();
     let message = match jsonrpc::parse(body, &mut params) {
         Parsed::NotJson => {
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
-            tell_unreadable(lease, request.since, error.code);
-            return Reply::malformed(&error);
+            return told(lease, request, Reply::malformed(&error), error.code);
         }
         Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
         Parsed::Single(message) => message,
@@ -112,6 +114,37 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
         Handled::Listen(subscription) => Reply::Listen(subscription),
         Handled::Initialized(session) => Reply::Initialized { body: out, session },
     }
+}
+
+/// `reply`, to a body that was not a readable request, once the observer
+/// (if any) is told of it: an error of this code.
+fn told(lease: &Lease, context: &RequestContext<'_>, reply: Reply, code: i32) -> Reply {
+    if let Some(since) = context.since {
+        let written = match &reply {
+            Reply::Complete { body, .. } => body.len(),
+            _ => 0,
+        };
+        tell_unreadable(lease, (since, context.request_bytes), code, written);
+    }
+    reply
+}
+
+/// A message that was not a readable request: its error written in `out`,
+/// and the observer (if any) told.
+fn unreadable(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    id: Option<&Value>,
+    error: &ErrorObject,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let written = out.len();
+    let handled = write_error(out, id, error, ReplyClass::Malformed);
+    if let Some(since) = context.since {
+        let told = (since, context.request_bytes);
+        tell_unreadable(lease, told, error.code, out.len() - written);
+    }
+    handled
 }
 
 /// A 2025-03-26 batch: each member handled in order, the responses gathered
@@ -196,13 +229,17 @@ async fn handle_message(
         }
         Message::Response => return Handled::Silent,
         Message::Invalid { id, error } => {
-            tell_unreadable(lease, context.since, error.code);
-            return write_error(out, id.as_ref(), &error, ReplyClass::Malformed);
+            return unreadable(lease, context, id.as_ref(), &error, out);
         }
     };
-    let watch = context
-        .since
-        .map(|since| Watch::new(since, &request, context.session));
+    let watch = context.since.map(|since| {
+        Watch::new(
+            (since, context.request_bytes),
+            &request,
+            context.session,
+            out.len(),
+        )
+    });
     let era = era::classify(
         &context.headers,
         context.session.version(),
@@ -222,7 +259,8 @@ async fn handle_message(
         Err(error) => write_error(out, Some(&request.id), error, ReplyClass::Malformed),
     };
     if let Some(watch) = watch {
-        watch.tell(lease, &request.method, era.ok(), outcome_of(&refused));
+        let written = watch.written_in(out);
+        watch.tell(lease, &request.method, era.ok(), refused.outcome(), written);
     }
     refused
 }
@@ -273,7 +311,8 @@ async fn handle_request(
         }
     };
     if let Some(watch) = watch {
-        watch.tell(lease, &method, Some(era), outcome_of(&handled));
+        let written = watch.written_in(out);
+        watch.tell(lease, &method, Some(era), handled.outcome(), written);
     }
     handled
 }

@@ -1,18 +1,22 @@
 //! What the dispatcher answers, as data: the reply a body earned and its
 //! class (`http/transport.rs` owns the status table), what handling one
 //! message did, how a request's result is framed in its era, and the
-//! rendered messages of a notification stream. The leaf of `mcp/`: every
-//! other file of the folder builds on it, and it on none of them.
+//! rendered messages of a notification stream. Every other file of `mcp/`
+//! builds on it, and it only on `watch.rs` (a streamed call's end carries
+//! the call's watch).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::jsonrpc::{self, code, ErrorObject, JsonWriter};
+use crate::observer::Outcome;
 use crate::protocol::{Era, ServerInfo};
 use crate::state::{McpSession, StreamSlot};
 use crate::surface::CallEvents;
 use crate::util::BoxFuture;
+
+use super::watch::CallWatch;
 
 /// What kind of reply a body earned; `http/transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,11 +99,20 @@ pub(super) fn write_error(
 }
 
 /// A `tools/call` to run while its response streams: the future that runs
-/// it and yields its final response (`None` when it was cancelled and
-/// nothing more may be sent), and the progress and logs it sends meanwhile.
+/// it and yields how it ended, and the progress and logs it sends
+/// meanwhile.
 pub(crate) struct StreamedCall {
-    pub(crate) call: BoxFuture<'static, Option<Vec<u8>>>,
+    pub(crate) call: BoxFuture<'static, CallEnd>,
     pub(crate) events: Arc<CallEvents>,
+}
+
+/// How a streamed call ended: its final response (`None` when it was
+/// cancelled and nothing more may be sent), and, when the host has an
+/// observer, the call's watch, which tells it (with the bytes the stream
+/// sent) when the stream drops it: once that response is sent.
+pub(crate) struct CallEnd {
+    pub(crate) response: Option<Vec<u8>>,
+    pub(crate) watch: Option<CallWatch>,
 }
 
 /// Where a message stands in its body.
@@ -131,6 +144,22 @@ pub(super) enum Handled {
     Listen(Box<Subscription>),
     /// Answered `initialize`, minting this MCP session.
     Initialized(Arc<McpSession>),
+}
+
+impl Handled {
+    /// What the observer is told of a request other than `tools/call` (a
+    /// call tells its own, which only it can tell apart: a success from a
+    /// refusal).
+    pub(super) fn outcome(&self) -> Outcome {
+        match self {
+            Self::Erred(_, code) => Outcome::Failed { code: *code },
+            Self::Revoked => Outcome::Rejected { status: 401 },
+            Self::Silent => Outcome::Cancelled,
+            Self::Wrote(_) | Self::Stream(_) | Self::Listen(_) | Self::Initialized(_) => {
+                Outcome::Success
+            }
+        }
+    }
 }
 
 /// Which envelope members close a modern result.

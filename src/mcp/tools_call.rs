@@ -12,9 +12,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::reply::{
-    surface_panicked, write_error, Framing, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
+    surface_panicked, write_error, CallEnd, Framing, Handled, ReplyClass, Respond, ResultKind,
+    StreamedCall,
 };
-use super::watch::Watch;
+use super::watch::{CallWatch, Watch};
 use super::RequestContext;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::observer::{Outcome, SessionId};
@@ -52,16 +53,15 @@ pub(super) async fn tools_call(
     watch: Option<Box<Watch>>,
     out: &mut Vec<u8>,
 ) -> Handled {
-    let tell = |outcome| {
-        if let Some(watch) = &watch {
-            watch.tell(lease, "tools/call", Some(era), outcome);
-        }
-    };
+    // Told what the call came to once it is known; dropped untold, when
+    // the call's connection closes before then, it tells that.
+    let told = watch.map(|watch| CallWatch::new(watch, lease, era));
     let mut call = match check(lease, params, era, context.headers.params).await {
         Ok(call) => call,
         Err(Refusal { class, error }) => {
-            tell(Outcome::Failed { code: error.code });
-            return write_error(out, Some(&id), &error, class);
+            let handled = write_error(out, Some(&id), &error, class);
+            end(told, Outcome::Failed { code: error.code }, out);
+            return handled;
         }
     };
     if let McpSessionHeader::Known(mcp_session) = context.session {
@@ -70,7 +70,7 @@ pub(super) async fn tools_call(
     let may_stream = context.may_stream && framing == Framing::Single;
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
-        tell(Outcome::Rejected { status: 401 });
+        end(told, Outcome::Rejected { status: 401 }, out);
         return Handled::Revoked;
     }
     let log_threshold = log_threshold(lease, &call, era);
@@ -85,10 +85,21 @@ pub(super) async fn tools_call(
             session_client,
             ..call
         };
-        let stream = streamed(lease.clone(), id, call, era, events, watch);
+        let told = told.map(|told| told.streaming(&events));
+        let stream = streamed(lease.clone(), id, call, era, events, told);
         Handled::Stream(Box::new(stream))
     } else {
-        run(lease, &id, &call, era, None, watch.as_deref(), out).await
+        let (handled, outcome) = run(lease, &id, &call, era, None, out).await;
+        end(told, outcome, out);
+        handled
+    }
+}
+
+/// Tells the call's watch, if any, what the call came to: `outcome`, its
+/// answer written in `out`.
+fn end(told: Option<CallWatch>, outcome: Outcome, out: &[u8]) {
+    if let Some(mut told) = told {
+        told.ended(outcome, out);
     }
 }
 
@@ -105,20 +116,24 @@ fn log_threshold(lease: &Lease, call: &CheckedCall<'_>, era: Era) -> Option<LogL
 }
 
 /// The call as a stream's future: it runs when the response body is first
-/// polled, and yields the final response.
+/// polled, and yields the final response, and the call's watch (if any),
+/// for the stream to drop once that response is sent.
 fn streamed(
     lease: Lease,
     id: Value,
     call: CheckedCall<'static>,
     era: Era,
     events: Arc<CallEvents>,
-    watch: Option<Box<Watch>>,
+    mut watch: Option<CallWatch>,
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
         let mut out = Vec::with_capacity(256);
-        let watch = watch.as_deref();
-        match run(&lease, &id, &call, era, Some(&call_events), watch, &mut out).await {
+        let (handled, outcome) = run(&lease, &id, &call, era, Some(&call_events), &mut out).await;
+        if let Some(watch) = &mut watch {
+            watch.ended(outcome, &out);
+        }
+        let response = match handled {
             Handled::Wrote(_) | Handled::Erred(..) => Some(out),
             // The response head is already sent: say it in the stream.
             Handled::Revoked => {
@@ -129,7 +144,8 @@ fn streamed(
             // Cancelled (`Silent`): the stream ends with nothing more. `run`
             // makes no other kind of reply.
             _ => None,
-        }
+        };
+        CallEnd { response, watch }
     };
     StreamedCall {
         call: Box::pin(run),
@@ -308,25 +324,21 @@ async fn check_param_headers(
 /// the surface could be invoked (or during a hold on its result), and
 /// `Silent` when the call was cancelled, both with nothing written. A
 /// cancelled POST still needs an HTTP answer: it gets what a message
-/// without a response gets (202, no body). Tells the `watch`, if any, what
-/// the call came to.
+/// without a response gets (202, no body). With it, what the observer is
+/// told the call came to.
 async fn run(
     lease: &Lease,
     id: &Value,
     call: &CheckedCall<'_>,
     era: Era,
     events: Option<&Arc<CallEvents>>,
-    watch: Option<&Watch>,
     out: &mut Vec<u8>,
-) -> Handled {
+) -> (Handled, Outcome) {
     let respond = Respond {
         id,
         era,
         info: &lease.shared.info,
     };
-    // Told what the call came to below; dropped untold, when the call's
-    // connection closes before then, it tells that.
-    let told = UntilAnswered::new(watch, lease, era);
     let changes = lease.session.list_changes();
     let before = changes.generation();
     let invocation = invoke(lease, id, call, events).await;
@@ -340,8 +352,8 @@ async fn run(
         }
         (_, invocation) => invocation,
     };
-    told.tell(invocation.outcome());
-    match invocation {
+    let told = invocation.outcome();
+    let handled = match invocation {
         Invocation::Revoked | Invocation::Withheld => Handled::Revoked,
         Invocation::Cancelled => Handled::Silent,
         Invocation::Answered(outcome) => {
@@ -351,7 +363,8 @@ async fn run(
             })
         }
         Invocation::Failed(error, _) => respond.error(out, &error),
-    }
+    };
+    (handled, told)
 }
 
 /// A success without `structuredContent` from a tool the client listed
@@ -402,41 +415,6 @@ enum Invocation {
     /// The tool ran, but the bearer died before its held result could be
     /// sent.
     Withheld,
-}
-
-/// The watch, if any, until it is told what the call came to; dropped
-/// untold (the call's future dropped: its connection closed, by the
-/// client or at shutdown), it tells `Disconnected`.
-struct UntilAnswered<'a> {
-    watch: Option<&'a Watch>,
-    lease: &'a Lease,
-    era: Era,
-}
-
-impl<'a> UntilAnswered<'a> {
-    fn new(watch: Option<&'a Watch>, lease: &'a Lease, era: Era) -> Self {
-        Self { watch, lease, era }
-    }
-
-    /// Tells the watch what the call came to, once.
-    fn tell(mut self, outcome: Outcome) {
-        if let Some(watch) = self.watch.take() {
-            watch.tell(self.lease, "tools/call", Some(self.era), outcome);
-        }
-    }
-}
-
-impl Drop for UntilAnswered<'_> {
-    fn drop(&mut self) {
-        if let Some(watch) = self.watch.take() {
-            watch.tell(
-                self.lease,
-                "tools/call",
-                Some(self.era),
-                Outcome::Disconnected,
-            );
-        }
-    }
 }
 
 /// Registers the call as in flight, re-checks the bearer, and invokes the

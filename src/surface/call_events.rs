@@ -13,6 +13,7 @@
 //! a tool or a slow reader grow the embedder's memory without bound.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
@@ -47,6 +48,8 @@ pub(crate) struct CallEvents {
     /// The least severe level sent, when the call may log at all.
     pub(crate) log_threshold: Option<LogLevel>,
     inner: Mutex<Inner>,
+    /// The bytes the call's stream has sent, for the host's observer.
+    sent: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -73,7 +76,18 @@ impl CallEvents {
             progress_token,
             log_threshold,
             inner: Mutex::new(Inner::default()),
+            sent: AtomicU64::new(0),
         })
+    }
+
+    /// The call's stream sent `bytes` more.
+    pub(crate) fn count_sent(&self, bytes: usize) {
+        self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// The bytes the call's stream has sent so far.
+    pub(crate) fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

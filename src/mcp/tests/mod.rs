@@ -165,6 +165,7 @@ async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Repl
         may_stream: false,
         session: crate::state::McpSessionHeader::Absent,
         since: None,
+        request_bytes: 0,
     };
     match dispatch(lease, &context, body).await {
         Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
@@ -382,6 +383,7 @@ async fn progress_without_a_stream_is_disabled() {
             may_stream,
             session: crate::state::McpSessionHeader::Absent,
             since: None,
+            request_bytes: 0,
         };
         let Reply::Complete { class, body } =
             dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
@@ -412,6 +414,7 @@ async fn progress_with_a_stream_streams() {
         may_stream: true,
         session: crate::state::McpSessionHeader::Absent,
         since: None,
+        request_bytes: 0,
     };
     let Reply::Stream(streamed) =
         dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
@@ -419,7 +422,8 @@ async fn progress_with_a_stream_streams() {
         panic!("a call with a token and SSE did not stream");
     };
     let StreamedCall { call, events } = *streamed;
-    let response: Value = serde_json::from_slice(&call.await.expect("answered")).unwrap();
+    let end = call.await;
+    let response: Value = serde_json::from_slice(&end.response.expect("answered")).unwrap();
     assert_eq!(
         response["result"]["content"][0]["text"],
         "progress enabled: true"

@@ -17,6 +17,7 @@ async fn listen(lease: &Lease, notifications: Value) -> Reply {
         may_stream: true,
         session: crate::state::McpSessionHeader::Absent,
         since: None,
+        request_bytes: 0,
     };
     dispatch(lease, &context, body.to_string().as_bytes()).await
 }
