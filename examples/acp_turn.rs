@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --example acp_turn -- [--prompt TEXT]... [--permission allow|deny]
-//!     [--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME]
+//!     [--config-file copilot-cli [--config-timeout-ms MS]] [--mcp-via HOST:PORT] [--bearer-in-env NAME]
 //!     [--ping-after-exit] [--sessions N] [--name-per-session] [--agent-takes-http NAME]
 //!     -- AGENT_COMMAND [ARGS...]
 //! cargo run --example acp_turn -- --prompt "What is the weather in Paris?" -- copilot --acp
@@ -89,7 +89,8 @@
 //!    `mcpServers`. With `--config-file copilot-cli`, the server goes in a
 //!    config file instead (`ToolSession::write_mcp_config`, in a directory
 //!    of this process's own, handed over with `Runner::config_args`), and
-//!    `mcpServers` is empty.
+//!    `mcpServers` is empty; `--config-timeout-ms MS` adds each server's
+//!    `timeout` to the file (Copilot CLI's deadline for one call).
 //!    With `--bearer-in-env NAME`, the entry's `Authorization` reads
 //!    `Bearer ${NAME}` (`McpServers::with_bearer_from_env`) and the bearer
 //!    goes in `session/new`'s `_meta` as the session's environment, which
@@ -131,20 +132,26 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use embacle_tool_host::agent::{McpServers, Runner};
 use embacle_tool_host::content::ToolAnnotations;
 use embacle_tool_host::{
-    Error, ListChangedNotifier, Tool, ToolHost, ToolHostConfig, ToolOutcome, ToolSession,
+    Error, ListChangedNotifier, Tool, ToolCall, ToolHost, ToolHostConfig, ToolOutcome, ToolSession,
     ToolSurface,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-/// How long one turn may take, from spawning the agent to its last answer.
-const TURN_LIMIT: Duration = Duration::from_secs(300);
+/// How long one turn may take, from spawning the agent to its last answer:
+/// room for a `long_task` of five minutes, the longest deadline
+/// `scripts/agent-deadlines` measures.
+const TURN_LIMIT: Duration = Duration::from_secs(420);
+
+/// The host's own limit on a call (`ToolHostConfig::call_timeout`), past
+/// that five minutes: the agent's deadline is what is measured, not ours.
+const CALL_LIMIT: Duration = Duration::from_secs(360);
 
 /// How long to wait after `session/new` for the agent's first `tools/list`
 /// before prompting.
@@ -173,7 +180,7 @@ async fn main() {
 }
 
 const USAGE: &str = "usage: acp_turn [--prompt TEXT]... [--permission allow|deny] \
-[--config-file copilot-cli] [--mcp-via HOST:PORT] [--bearer-in-env NAME] [--ping-after-exit] \
+[--config-file copilot-cli [--config-timeout-ms MS]] [--mcp-via HOST:PORT] [--bearer-in-env NAME] [--ping-after-exit] \
 [--sessions N] [--name-per-session] [--agent-takes-http NAME] -- AGENT_COMMAND [ARGS...]";
 
 /// The command line.
@@ -182,6 +189,9 @@ struct Args {
     prompts: Vec<String>,
     allow: bool,
     config_file: Option<Runner>,
+    /// With `config_file`: each server's `timeout` (ms) in the file, the
+    /// agent's deadline for one call of it (Copilot CLI's).
+    config_timeout_ms: Option<u64>,
     mcp_via: Option<String>,
     /// Keep the bearer out of the entry: `Bearer ${NAME}`, with `NAME` in
     /// the session's environment (Claude's adapter).
@@ -205,6 +215,7 @@ impl Args {
             prompts: Vec::new(),
             allow: true,
             config_file: None,
+            config_timeout_ms: None,
             mcp_via: None,
             bearer_in_env: None,
             ping_after_exit: false,
@@ -232,6 +243,11 @@ impl Args {
                         other => return Err(format!("no config file format {other:?} (the one ACP agent that takes one is copilot-cli)")),
                     })
                 }
+                "--config-timeout-ms" => {
+                    let ms = value()?;
+                    let ms = ms.parse().map_err(|_| format!("--config-timeout-ms takes milliseconds, not {ms:?}"))?;
+                    parsed.config_timeout_ms = Some(ms);
+                }
                 "--mcp-via" => parsed.mcp_via = Some(value()?),
                 "--bearer-in-env" => parsed.bearer_in_env = Some(value()?),
                 "--ping-after-exit" => parsed.ping_after_exit = true,
@@ -249,6 +265,9 @@ impl Args {
                 }
                 other => return Err(format!("unknown argument {other:?}")),
             }
+        }
+        if parsed.config_timeout_ms.is_some() && parsed.config_file.is_none() {
+            return Err("--config-timeout-ms goes in the file of --config-file".to_owned());
         }
         if parsed.bearer_in_env.is_some() && parsed.config_file.is_some() {
             return Err(
@@ -276,6 +295,7 @@ impl Args {
 async fn run(args: Args) -> Result<(), String> {
     let host = ToolHost::bind(ToolHostConfig {
         server_name: "demo".to_owned(),
+        call_timeout: Some(CALL_LIMIT),
         ..ToolHostConfig::default()
     })
     .await
@@ -283,7 +303,12 @@ async fn run(args: Args) -> Result<(), String> {
     let first = open_session(&host)?;
     let mut agent_command: Vec<OsString> = args.agent.iter().map(OsString::from).collect();
     let private_dir = match args.config_file {
-        Some(runner) => Some(hand_over_in_a_file(&first, runner, &mut agent_command)?),
+        Some(runner) => Some(hand_over_in_a_file(
+            &first,
+            runner,
+            args.config_timeout_ms,
+            &mut agent_command,
+        )?),
         None => None,
     };
     let mut agent = Agent::spawn(&agent_command, args.allow)?;
@@ -482,6 +507,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 fn hand_over_in_a_file(
     session: &ToolSession,
     runner: Runner,
+    timeout_ms: Option<u64>,
     agent_command: &mut Vec<OsString>,
 ) -> Result<PathBuf, String> {
     let dir = std::env::temp_dir().join(format!("acp-turn-{}", std::process::id()));
@@ -489,6 +515,21 @@ fn hand_over_in_a_file(
     let path = session
         .write_mcp_config(runner, &dir)
         .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
+    if let Some(ms) = timeout_ms {
+        // Rewritten in place: the file keeps its owner-only mode.
+        let unreadable = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let text = std::fs::read(&path).map_err(|e| unreadable(&e))?;
+        let mut config: Value = serde_json::from_slice(&text).map_err(|e| unreadable(&e))?;
+        for server in config["mcpServers"]
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|s| s.values_mut())
+        {
+            server["timeout"] = json!(ms);
+        }
+        std::fs::write(&path, config.to_string()).map_err(|e| unreadable(&e))?;
+        println!("[host] each server's timeout in the file: {ms} ms");
+    }
     agent_command.extend(runner.config_args(&path).into_iter().flatten());
     println!("[host] MCP config for {runner} in {}", path.display());
     Ok(dir)
@@ -736,10 +777,13 @@ fn tool_update_text(update: &Value) -> String {
 }
 
 /// The demo tools: a read-only weather lookup; a destructive tool that
-/// always refuses, as a policy guard would; and `unlock`, which adds
+/// always refuses, as a policy guard would; `unlock`, which adds
 /// `secret_echo` to the list mid-turn and signals the change before it
 /// returns, so an agent that re-lists on `notifications/tools/list_changed`
-/// can call the new tool in the same turn. Each call is printed.
+/// can call the new tool in the same turn; and `long_task`, which works as
+/// long as it is asked (reporting progress if asked), to find an agent's
+/// deadline for one call. Each call is printed, with the keys of the
+/// `_meta` the agent sent with it.
 struct DemoTools {
     base: Vec<Tool>,
     secret_echo: Tool,
@@ -779,9 +823,17 @@ impl DemoTools {
             "Echoes a text from inside the vault (after unlock).",
             json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
         )?
+        .with_annotations(read_only.clone());
+        let long_task = Tool::new(
+            "long_task",
+            "Works for `seconds`, reporting progress every `progress_every` seconds if given.",
+            json!({"type": "object", "properties": {
+                "seconds": {"type": "number"}, "progress_every": {"type": "number"}
+            }, "required": ["seconds"]}),
+        )?
         .with_annotations(read_only);
         Ok(Self {
-            base: vec![weather, delete, unlock],
+            base: vec![weather, delete, unlock, long_task],
             secret_echo,
             unlocked: AtomicBool::new(false),
             notifier: OnceLock::new(),
@@ -796,6 +848,24 @@ impl ToolSurface for DemoTools {
             tools.push(self.secret_echo.clone());
         }
         tools.into()
+    }
+
+    /// Prints the keys of the call's `_meta` (what the agent sends of its
+    /// own), then runs `long_task` here and every other tool in `call`.
+    async fn call_with(&self, call: ToolCall<'_>) -> ToolOutcome {
+        let request = call.request();
+        let mut keys: Vec<&str> = request
+            .meta
+            .iter()
+            .flat_map(|m| m.keys())
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        println!("[host] _meta of {}: [{}]", call.name(), keys.join(", "));
+        if call.name() == "long_task" {
+            return long_task(&call, request.progress_reaches_client).await;
+        }
+        self.call(call.name(), call.arguments()).await
     }
 
     async fn call(&self, name: &str, arguments: &Value) -> ToolOutcome {
@@ -823,6 +893,60 @@ impl ToolSurface for DemoTools {
                 None => ToolOutcome::refused("`text` must be a string"),
             },
             _ => ToolOutcome::failed(format!("no tool named {name}")),
+        }
+    }
+}
+
+/// `long_task`: works for `seconds`, reporting progress every
+/// `progress_every` seconds when asked to (and when progress can reach the
+/// client at all, which it prints). Prints how it ended: done, or stopped
+/// after how long (the agent gave up on it: its deadline).
+async fn long_task(call: &ToolCall<'_>, progress_reaches_client: bool) -> ToolOutcome {
+    let arguments = call.arguments();
+    println!("[host] tool call long_task {arguments}");
+    println!("[host] long_task: progress reaches the client: {progress_reaches_client}");
+    let seconds = arguments
+        .get("seconds")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    let every = arguments.get("progress_every").and_then(Value::as_f64);
+    let (Ok(total), Ok(step)) = (
+        Duration::try_from_secs_f64(seconds),
+        Duration::try_from_secs_f64(every.unwrap_or(seconds).max(0.1)),
+    ) else {
+        return ToolOutcome::refused("`seconds` and `progress_every` must be durations");
+    };
+    let mut run = LongTaskRun {
+        started: Instant::now(),
+        done: false,
+    };
+    while run.started.elapsed() < total {
+        tokio::time::sleep(step.min(total.saturating_sub(run.started.elapsed()))).await;
+        if every.is_some() {
+            let done = run.started.elapsed().as_secs_f64().min(seconds);
+            call.progress(done, Some(seconds), Some("working"));
+        }
+    }
+    run.done = true;
+    println!(
+        "[host] long_task done after {:.1} s",
+        run.started.elapsed().as_secs_f64()
+    );
+    ToolOutcome::text(format!("long_task done after {seconds} s"))
+}
+
+/// One `long_task`: dropped before it is done (the agent cancelled it, or
+/// closed its stream or connection), it prints how long it ran.
+struct LongTaskRun {
+    started: Instant,
+    done: bool,
+}
+
+impl Drop for LongTaskRun {
+    fn drop(&mut self) {
+        if !self.done {
+            let ran = self.started.elapsed().as_secs_f64();
+            println!("[host] long_task stopped after {ran:.1} s");
         }
     }
 }

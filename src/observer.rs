@@ -254,12 +254,20 @@ impl<'a> ClientInfo<'a> {
     }
 }
 
-/// `id` as an observer is given it: see [`Observation::request_id`].
-pub(crate) fn request_id_text(id: &serde_json::Value) -> Option<String> {
+/// Writes `id` to `out` as an observer is given it (see
+/// [`Observation::request_id`]); false, writing nothing, when it has no
+/// such form.
+pub(crate) fn write_request_id(id: &serde_json::Value, out: &mut String) -> bool {
     match id {
-        serde_json::Value::Number(number) => Some(number.to_string()),
-        serde_json::Value::String(text) => is_printable_name(text).then(|| text.clone()),
-        _ => None,
+        serde_json::Value::Number(number) => {
+            use std::fmt::Write as _;
+            write!(out, "{number}").is_ok()
+        }
+        serde_json::Value::String(text) if is_printable_name(text) => {
+            out.push_str(text);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -389,15 +397,14 @@ mod tests {
         ] {
             assert!(ClientInfo::from_value(&bad).is_none(), "{bad}");
         }
-        assert_eq!(
-            request_id_text(&serde_json::json!(42)).as_deref(),
-            Some("42")
-        );
-        assert_eq!(
-            request_id_text(&serde_json::json!("req-1")).as_deref(),
-            Some("req-1")
-        );
-        assert_eq!(request_id_text(&serde_json::json!("a\nb")), None);
+        let id = |value: serde_json::Value| {
+            let mut out = String::new();
+            write_request_id(&value, &mut out).then_some(out)
+        };
+        assert_eq!(id(serde_json::json!(42)).as_deref(), Some("42"));
+        assert_eq!(id(serde_json::json!("req-1")).as_deref(), Some("req-1"));
+        assert_eq!(id(serde_json::json!("a\nb")), None);
+        assert_eq!(id(serde_json::json!(null)), None);
     }
 
     /// Methods reach the observer as sent only when printable and short.

@@ -49,11 +49,7 @@ impl<'a> TraceContext<'a> {
 /// digits, neither id all zeros.
 pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
     let bytes = value.as_bytes();
-    let hex = |range: std::ops::Range<usize>| {
-        bytes[range]
-            .iter()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
-    };
+    let hex = |range: std::ops::Range<usize>| all_in(&bytes[range], HEX);
     let shaped = bytes.len() == 55
         && bytes.starts_with(b"00-")
         && bytes[35] == b'-'
@@ -61,7 +57,7 @@ pub(crate) fn valid_traceparent(value: &str) -> Option<&str> {
         && hex(3..35)
         && hex(36..52)
         && hex(53..55);
-    let zeros = |range: std::ops::Range<usize>| bytes[range].iter().all(|&b| b == b'0');
+    let zeros = |range: std::ops::Range<usize>| all_in(&bytes[range], ZERO);
     (shaped && !zeros(3..35) && !zeros(36..52)).then_some(value)
 }
 
@@ -86,9 +82,7 @@ pub(crate) fn valid_tracestate(value: &str) -> Option<&str> {
             None => key_part(key, true),
         };
         // Trimmed of spaces, a value never ends in one.
-        let value_ok = (1..=256).contains(&v.len())
-            && v.iter()
-                .all(|&b| (b' '..=b'~').contains(&b) && b != b',' && b != b'=');
+        let value_ok = (1..=256).contains(&v.len()) && all_in(v, STATE_VALUE);
         if !(key_ok && value_ok) {
             return None;
         }
@@ -103,11 +97,7 @@ fn key_part(part: &[u8], letter_first: bool) -> bool {
     let first_ok = part
         .first()
         .is_some_and(|b| b.is_ascii_lowercase() || (!letter_first && b.is_ascii_digit()));
-    first_ok
-        && part.len() <= 256
-        && part
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/".contains(b))
+    first_ok && part.len() <= 256 && all_in(part, KEY)
 }
 
 /// `text` without the spaces and tabs around it (W3C's optional white
@@ -146,21 +136,82 @@ pub(crate) fn valid_baggage(value: &str) -> Option<&str> {
 /// A baggage member's `key=value`, or one of its properties (`key` or
 /// `key=value`, when not `value_needed`).
 fn baggage_part(part: &[u8], value_needed: bool) -> bool {
-    let token = |t: &[u8]| {
-        !t.is_empty()
-            && t.iter()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b))
-    };
+    let token = |t: &[u8]| !t.is_empty() && all_in(t, TOKEN);
     let part = ows(part);
     match part.iter().position(|&b| b == b'=') {
-        Some(at) => {
-            token(ows(&part[..at]))
-                && ows(&part[at + 1..])
-                    .iter()
-                    .all(|b| b.is_ascii_graphic() && !b"\",;\\".contains(b))
-        }
+        Some(at) => token(ows(&part[..at])) && all_in(ows(&part[at + 1..]), BAGGAGE_VALUE),
         None => !value_needed && token(part),
     }
+}
+
+/// The byte classes of the checks above, one bit each, in one table: a
+/// walk of it is a loop of a few instructions, where a chain of
+/// comparisons per byte unrolls into kilobytes of code the host carries
+/// for its observer and its tools.
+const HEX: u8 = 1;
+/// A `tracestate` key's characters: lowercase letters, digits, `_-*/`.
+const KEY: u8 = 2;
+/// A `tracestate` value's: printable ASCII (space too) but `,` and `=`.
+const STATE_VALUE: u8 = 4;
+/// An HTTP token's (RFC 9110 `tchar`): a baggage key's.
+const TOKEN: u8 = 8;
+/// A baggage value's: printable ASCII but space, `"`, `,`, `;` and `\`.
+const BAGGAGE_VALUE: u8 = 16;
+/// `0`: an all-zero id is invalid.
+const ZERO: u8 = 32;
+
+const CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0u8;
+    while b < 0x80 {
+        let (digit, lower) = (b.is_ascii_digit(), b.is_ascii_lowercase());
+        let mut class = 0;
+        if digit || matches!(b, b'a'..=b'f') {
+            class |= HEX;
+        }
+        if digit || lower || matches!(b, b'_' | b'-' | b'*' | b'/') {
+            class |= KEY;
+        }
+        if matches!(b, b' '..=b'~') && b != b',' && b != b'=' {
+            class |= STATE_VALUE;
+        }
+        let tchar = matches!(
+            b,
+            b'!' | b'#'
+                | b'$'
+                | b'%'
+                | b'&'
+                | b'\''
+                | b'*'
+                | b'+'
+                | b'-'
+                | b'.'
+                | b'^'
+                | b'_'
+                | b'`'
+                | b'|'
+                | b'~'
+        );
+        if b.is_ascii_alphanumeric() || tchar {
+            class |= TOKEN;
+        }
+        if b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\') {
+            class |= BAGGAGE_VALUE;
+        }
+        if b == b'0' {
+            class |= ZERO;
+        }
+        table[b as usize] = class;
+        b += 1;
+    }
+    table
+};
+
+/// Whether every byte of `bytes` is of `class`. Never inlined: called on
+/// ranges of known length, it would be unrolled for each.
+#[inline(never)]
+fn all_in(bytes: &[u8], class: u8) -> bool {
+    bytes.iter().all(|&b| CLASSES[usize::from(b)] & class != 0)
 }
 
 #[cfg(test)]

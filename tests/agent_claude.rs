@@ -31,10 +31,12 @@
 mod support;
 
 use std::path::Path;
+use std::time::Duration;
 
 use embacle_tool_host::agent::Runner;
 use serde_json::{json, Value};
 use support::agents::*;
+use support::deadlines::*;
 use support::mcp_proxy::McpProxy;
 use support::scripted_model::{Api, Review, ScriptedModel};
 
@@ -170,6 +172,7 @@ async fn claude_calls_a_tool_and_quotes_it() {
         "where the bearer showed up"
     );
     observe_package("Claude", "@agentclientprotocol/claude-agent-acp");
+    observe_meta("Claude", &turn, "get_weather");
     observe("Claude", "model sees", &format!("`{name}`"));
     observe("Claude", "tool search", "`ToolSearch` with `select:NAME`");
     observe(
@@ -336,4 +339,69 @@ async fn claude_serves_two_sessions_in_a_row() {
     };
     assert_two_sessions(&turn, "Claude");
     println!("{}", turn.stdout);
+}
+
+/// Claude's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn claude_deadline_for_a_long_tool() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "Claude",
+        Api::Messages,
+        |model| claude(&dir, model, Mode::Auto),
+        &[],
+    )
+    .await;
+}
+
+/// Claude Code stops a tool call that has sent nothing for its idle
+/// timeout (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`, 5 minutes by default, read
+/// every 30 s), and each progress notification starts it again: with it
+/// at 10 s, a tool of 45 s that reports progress every 2 s is done, and the
+/// same tool without progress is stopped before its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_progress_keeps_a_long_tool_alive() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    for progress in [true, false] {
+        let arguments = match progress {
+            true => json!({"seconds": 45, "progress_every": 2}),
+            false => json!({"seconds": 45}),
+        };
+        let model = ScriptedModel::speaking(Api::Messages, long_task_script(arguments)).await;
+        let agent =
+            claude(&dir, &model, Mode::Auto).env("CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT", "10000");
+        let args = ["--prompt", LONG_TASK];
+        let run = run_long_task(&agent, &model, &args, Duration::from_secs(170)).await;
+        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
+        match progress {
+            true => assert!(
+                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
+                "kept alive by progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+            false => assert!(
+                run.deadline().is_some_and(|at| at < 44.0),
+                "stopped without progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+        }
+    }
+    observe("Claude", "progress extends the deadline", "yes");
+    observe(
+        "Claude",
+        "raise the deadline",
+        "`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`",
+    );
 }

@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use embacle_tool_host::agent::Runner;
 use serde_json::Value;
 use support::agents::*;
+use support::deadlines::*;
 use support::mcp_proxy::McpProxy;
 use support::scripted_model::{Api, Review, ScriptedModel};
 
@@ -209,6 +210,7 @@ async fn codex_calls_a_tool_and_quotes_it() {
         "where the bearer showed up"
     );
     observe_package("Codex", "@agentclientprotocol/codex-acp");
+    observe_meta("Codex", &turn, "get_weather");
     observe_package("Codex", "@openai/codex");
     observe(
         "Codex",
@@ -381,4 +383,22 @@ async fn codex_serves_two_sessions_in_a_row() {
     };
     assert_two_sessions(&turn, "Codex");
     println!("{}", turn.stdout);
+}
+
+/// Codex's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn codex_deadline_for_a_long_tool() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "Codex",
+        Api::Responses,
+        |model| codex(&dir, model, Mode::Default),
+        &[],
+    )
+    .await;
 }

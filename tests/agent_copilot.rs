@@ -18,14 +18,16 @@
 mod support;
 
 use std::path::Path;
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use support::agents::{
-    agents_dir, assert_two_sessions, demo_script, observe, observe_package, run_turn,
+    agents_dir, assert_two_sessions, demo_script, observe, observe_meta, observe_package, run_turn,
     run_turn_through, Agent, BearerSeen, Turn, ONE_AT_A_TIME, VAULT, WEATHER,
 };
+use support::deadlines::*;
 use support::mcp_proxy::McpProxy;
-use support::scripted_model::ScriptedModel;
+use support::scripted_model::{Api, ScriptedModel};
 
 /// The `role: tool` message of the model's second request.
 fn tool_result_sent_to_model(turn: &Turn) -> String {
@@ -111,6 +113,7 @@ async fn copilot_calls_a_tool_and_quotes_it() {
         "where the bearer showed up"
     );
     observe_package("Copilot", "@github/copilot");
+    observe_meta("Copilot", &turn, "get_weather");
     observe("Copilot", "model sees", "`demo-get_weather`");
     observe("Copilot", "tool search", "none: every tool offered");
     observe("Copilot", "the bearer", "kept in memory");
@@ -294,4 +297,77 @@ async fn copilot_serves_two_sessions_in_a_row() {
     };
     assert_two_sessions(&turn, "Copilot");
     println!("{}", turn.stdout);
+}
+
+/// Copilot CLI's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn copilot_deadline_for_a_long_tool() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "Copilot",
+        Api::ChatCompletions,
+        |model| copilot(&dir, model),
+        &[],
+    )
+    .await;
+}
+
+/// Copilot CLI stops a tool call after its server's `timeout` (180 s when
+/// none is set, and a server given over ACP has none), and each progress
+/// notification starts it again. A server in its config file takes a
+/// `timeout`: with it at 10 s, a tool of 25 s that reports progress every
+/// 2 s is done, and the same tool without progress is stopped before its
+/// time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_progress_keeps_a_long_tool_alive() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    for progress in [true, false] {
+        let arguments = match progress {
+            true => json!({"seconds": 25, "progress_every": 2}),
+            false => json!({"seconds": 25}),
+        };
+        let model = ScriptedModel::start(long_task_script(arguments)).await;
+        let args = [
+            "--prompt",
+            LONG_TASK,
+            "--config-file",
+            "copilot-cli",
+            "--config-timeout-ms",
+            "10000",
+        ];
+        let run = run_long_task(
+            &copilot(&dir, &model),
+            &model,
+            &args,
+            Duration::from_secs(170),
+        )
+        .await;
+        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
+        match progress {
+            true => assert!(
+                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
+                "kept alive by progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+            false => assert!(
+                run.deadline().is_some_and(|at| at < 24.0),
+                "stopped without progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+        }
+    }
+    observe("Copilot", "progress extends the deadline", "yes");
+    observe("Copilot", "raise the deadline", "`timeout` (ms)");
 }

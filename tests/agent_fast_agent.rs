@@ -22,8 +22,9 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::agents::*;
+use support::deadlines::*;
 use support::mcp_proxy::McpProxy;
-use support::scripted_model::ScriptedModel;
+use support::scripted_model::{Api, ScriptedModel};
 
 /// fast-agent, offline, with `model` as its provider.
 fn fast_agent(venv: &Path, model: &ScriptedModel) -> Agent {
@@ -94,6 +95,7 @@ async fn fast_agent_calls_a_tool_and_quotes_it() {
     assert!(seen.iter().any(|m| m == "subscriptions/listen"), "{seen:?}");
     assert!(!seen.iter().any(|m| m == "initialize"), "{seen:?}");
     observe_python_package("fast-agent", &venv, "fast-agent-mcp");
+    observe_meta("fast-agent", &turn, "get_weather");
     observe(
         "fast-agent",
         "MCP it speaks",
@@ -226,4 +228,22 @@ async fn fast_agent_refuses_a_second_session_under_the_same_name() {
         "{failed}"
     );
     observe("fast-agent", "must set", "a server name per session");
+}
+
+/// fast-agent's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn fast_agent_deadline_for_a_long_tool() {
+    let Some(dir) = venv().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "fast-agent",
+        Api::ChatCompletions,
+        |model| fast_agent(&dir, model),
+        &[],
+    )
+    .await;
 }

@@ -23,6 +23,7 @@ use std::path::Path;
 use embacle_tool_host::agent::Runner;
 use serde_json::{json, Value};
 use support::agents::*;
+use support::deadlines::*;
 use support::scripted_model::{Api, ScriptedModel};
 
 /// Gemini CLI, offline, with `model` as its API; `trusted` sets
@@ -121,6 +122,7 @@ async fn gemini_calls_a_tool_and_quotes_it() {
         "where the bearer showed up"
     );
     observe_package("Gemini", "@google/gemini-cli");
+    observe_meta("Gemini", &turn, "get_weather");
     observe("Gemini", "model sees", "`mcp_demo_get_weather`");
     observe("Gemini", "tool search", "none: every tool offered");
     observe("Gemini", "the bearer", "kept in memory");
@@ -233,4 +235,22 @@ async fn gemini_serves_two_sessions_in_a_row() {
     };
     assert_two_sessions(&turn, "Gemini");
     println!("{}", turn.stdout);
+}
+
+/// Gemini CLI's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn gemini_deadline_for_a_long_tool() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "Gemini",
+        Api::Gemini,
+        |model| gemini(&dir, model, true),
+        &[],
+    )
+    .await;
 }

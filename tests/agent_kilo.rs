@@ -19,11 +19,13 @@
 mod support;
 
 use std::path::Path;
+use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use support::agents::*;
+use support::deadlines::*;
 use support::mcp_proxy::McpProxy;
-use support::scripted_model::ScriptedModel;
+use support::scripted_model::{Api, ScriptedModel};
 
 /// Kilo, offline, with `model` as its only provider; `ask` makes its
 /// config ask permission for every tool of the `demo` server.
@@ -110,6 +112,7 @@ async fn kilo_calls_a_tool_and_quotes_it() {
     assert!(versions.iter().all(|v| *v == "2025-11-25"), "{versions:?}");
     observe("Kilo", "MCP it speaks", "2025-11-25 (`initialize`, `Mcp-Session-Id`, the GET stream; no `DELETE`); cancels each call after its answer");
     observe_package("Kilo", "@kilocode/cli-linux-x64");
+    observe_meta("Kilo", &turn, "get_weather");
     observe("Kilo", "model sees", "`demo_get_weather`");
     observe("Kilo", "tool search", "none: every tool offered");
     observe("Kilo", "the bearer", "kept in memory");
@@ -183,4 +186,68 @@ async fn kilo_serves_two_sessions_in_a_row() {
     };
     assert_two_sessions(&turn, "Kilo");
     println!("{}", turn.stdout);
+}
+
+/// Kilo's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn kilo_deadline_for_a_long_tool() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "Kilo",
+        Api::ChatCompletions,
+        |model| kilo(&dir, model, false),
+        &[],
+    )
+    .await;
+}
+
+/// Kilo stops a tool call after its MCP timeout (60 s by default,
+/// `experimental.mcp_timeout` in its config), and each progress
+/// notification starts that timeout again: with it at 10 s, a tool of 25 s
+/// that reports progress every 2 s is done, and the same tool without
+/// progress is stopped before its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kilo_progress_keeps_a_long_tool_alive() {
+    let Some(dir) = agents_dir().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    for progress in [true, false] {
+        let arguments = match progress {
+            true => json!({"seconds": 25, "progress_every": 2}),
+            false => json!({"seconds": 25}),
+        };
+        let model = ScriptedModel::start(long_task_script(arguments)).await;
+        let agent = kilo(&dir, &model, false);
+        let path = agent.home.path().join(".config/kilo/kilo.json");
+        let mut config: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        config["experimental"] = json!({"mcp_timeout": 10_000});
+        std::fs::write(&path, config.to_string()).unwrap();
+        let args = ["--prompt", LONG_TASK];
+        let run = run_long_task(&agent, &model, &args, Duration::from_secs(170)).await;
+        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
+        match progress {
+            true => assert!(
+                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
+                "kept alive by progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+            false => assert!(
+                run.deadline().is_some_and(|at| at < 24.0),
+                "stopped without progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+        }
+    }
+    observe("Kilo", "progress extends the deadline", "yes");
+    observe("Kilo", "raise the deadline", "`experimental.mcp_timeout`");
 }

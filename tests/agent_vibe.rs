@@ -25,8 +25,9 @@ use std::path::{Path, PathBuf};
 use embacle_tool_host::agent::MISTRAL_VIBE;
 use serde_json::Value;
 use support::agents::*;
+use support::deadlines::*;
 use support::mcp_proxy::McpProxy;
-use support::scripted_model::ScriptedModel;
+use support::scripted_model::{Api, ScriptedModel};
 
 /// Vibe, offline, with `model` as its only provider.
 fn vibe(venv: &Path, model: &ScriptedModel) -> Agent {
@@ -150,6 +151,7 @@ async fn vibe_is_served_through_the_override_and_calls_a_tool() {
     );
     assert!(!seen.iter().any(|m| m == "server/discover"), "{seen:?}");
     observe_python_package("Vibe", &venv, "mistral-vibe");
+    observe_meta("Vibe", &turn, "get_weather");
     observe(
         "Vibe",
         "MCP it speaks",
@@ -250,4 +252,22 @@ async fn vibe_serves_two_sessions_in_a_row() {
     };
     assert_two_sessions(&turn, "Vibe");
     println!("{}", turn.stdout);
+}
+
+/// Vibe's deadline for one tool call, and whether progress extends it,
+/// measured (`scripts/agent-deadlines`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for minutes: scripts/agent-deadlines measures it"]
+async fn vibe_deadline_for_a_long_tool() {
+    let Some(dir) = venv().await else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    measure_deadline(
+        "Vibe",
+        Api::ChatCompletions,
+        |model| vibe(&dir, model),
+        &with_override(&[]),
+    )
+    .await;
 }

@@ -28,9 +28,10 @@ use hyper::body::Bytes;
 use tokio::sync::futures::OwnedNotified;
 use tokio::sync::Notify;
 
-use crate::http::sse::{event, KeepAlive};
+use crate::http::sse::KeepAlive;
 use crate::mcp::Subscription;
 use crate::state::AnnouncementWindow;
+use crate::util::sse_event as event;
 use crate::util::Latch;
 
 /// One open notification stream.

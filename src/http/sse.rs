@@ -1,5 +1,5 @@
-//! SSE framing, and the stream that *drives* a tool call and carries its
-//! progress and log messages.
+//! The SSE stream that *drives* a tool call and carries its progress and
+//! log messages, and the keep-alive comments every stream sends.
 //!
 //! The stream owns the call's future and polls it from the body's
 //! `poll_frame`, so the call lives exactly as long as the response: when
@@ -25,26 +25,24 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use tokio::time::{Instant, Sleep};
 
-use crate::mcp::{CallEnd, CallWatch, StreamedCall};
+use crate::mcp::StreamedCall;
 use crate::surface::{CallEvents, Event};
-use crate::util::BoxFuture;
+use crate::util::{sse_event as event, BoxFuture};
 
 /// Least time between two progress events on one stream.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// One streamed tool call: its future (which yields the final response, or
 /// `None` when the call was cancelled and nothing more may be sent), its
-/// events and its timers. Every frame it sends is counted in the events
-/// (`CallEvents::count_sent`), for the host's observer.
+/// events and its timers. Every frame it sends while the call runs is
+/// counted in the events (`CallEvents::count_sent`), for the host's
+/// observer; the call counts its last frames itself.
 pub(crate) struct SseCall {
-    call: Option<BoxFuture<'static, CallEnd>>,
+    call: Option<BoxFuture<'static, Vec<Bytes>>>,
     events: Arc<CallEvents>,
-    /// Frames to send before anything else: the events flushed at the end,
-    /// ahead of the final response, and then the response itself.
+    /// Frames to send before anything else: the call's last ones, the
+    /// events flushed at its end and its final response.
     queued: VecDeque<Bytes>,
-    /// The call's watch, once the call has ended, until the last queued
-    /// frame is sent: dropping it tells the observer.
-    watch: Option<CallWatch>,
     keep_alive: KeepAlive,
     /// When the next progress event may go out.
     throttle: Pin<Box<Sleep>>,
@@ -60,7 +58,6 @@ impl SseCall {
             call: Some(call.call),
             events: call.events,
             queued: VecDeque::new(),
-            watch: None,
             keep_alive: KeepAlive::new(keep_alive),
             throttle: Box::pin(tokio::time::sleep_until(now)),
             throttled: false,
@@ -68,19 +65,6 @@ impl SseCall {
     }
 
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        let next = self.next_frame(cx);
-        if let Poll::Ready(Some(frame)) = &next {
-            self.events.count_sent(frame.len());
-        }
-        if self.queued.is_empty() {
-            // The final response is out (or there is none): the observer
-            // hears of the call, with every byte the stream sent.
-            self.watch = None;
-        }
-        next
-    }
-
-    fn next_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         if let Some(frame) = self.queued.pop_front() {
             return Poll::Ready(Some(frame));
         }
@@ -90,17 +74,12 @@ impl SseCall {
         // The call first: a finished call ends the stream, and what it
         // logged or reported on its way out is flushed just ahead of the
         // response.
-        if let Poll::Ready(CallEnd { response, watch }) = call.as_mut().poll(cx) {
+        if let Poll::Ready(last) = call.as_mut().poll(cx) {
             self.call = None;
-            self.watch = watch;
-            let pending = self.events.close();
-            let Some(response) = response else {
-                // Cancelled: nothing more for this request.
-                return Poll::Ready(None);
-            };
-            self.queued
-                .extend(pending.iter().map(|message| event(message)));
-            self.queued.push_back(event(&response));
+            // Already closed by the call when it answered; when cancelled,
+            // closed here, and nothing more is sent for this request.
+            self.events.close();
+            self.queued = VecDeque::from(last);
             return Poll::Ready(self.queued.pop_front());
         }
         if self.throttled && self.throttle.as_mut().poll(cx).is_ready() {
@@ -118,9 +97,12 @@ impl SseCall {
                 }
             };
             self.keep_alive.sent();
-            return Poll::Ready(Some(event(&message)));
+            let frame = event(&message);
+            self.events.count_sent(frame.len());
+            return Poll::Ready(Some(frame));
         }
         if let Some(comment) = self.keep_alive.poll(cx) {
+            self.events.count_sent(comment.len());
             return Poll::Ready(Some(comment));
         }
         // A throttled report waits for `throttle`, polled (and so
@@ -162,16 +144,6 @@ impl KeepAlive {
     }
 }
 
-/// One SSE event carrying one JSON-RPC message. JSON text has no raw
-/// newlines, so one `data:` line suffices.
-pub(crate) fn event(message: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(message.len() + 22);
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(message);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,14 +174,13 @@ mod tests {
     async fn throttling_and_flush_order() {
         let events = CallEvents::new(Some(json!("t")), Some(LogLevel::Info));
         let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+        let events_at_end = Arc::clone(&events);
         let call = StreamedCall {
             call: Box::pin(async move {
                 let _ = finished.await;
-                let response = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
-                CallEnd {
-                    response: Some(response),
-                    watch: None,
-                }
+                let mut last: Vec<Bytes> = events_at_end.close().iter().map(|m| event(m)).collect();
+                last.push(event(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+                last
             }),
             events: Arc::clone(&events),
         };

@@ -29,9 +29,9 @@
 //!
 //! The folder, each file building only on those listed before it:
 //!
-//! - `watch.rs`: what the host's observer is told of each request (the
+//! - `watch.rs`: what the host's observer is told of each request (a
 //!   leaf);
-//! - `reply.rs`: what the dispatcher answers, as data;
+//! - `reply.rs`: what the dispatcher answers, as data (a leaf);
 //! - `lifecycle.rs`: `initialize`, `logging/setLevel`, `server/discover`;
 //! - `tools_list.rs`: `tools/list`;
 //! - `subscriptions.rs`: the notification streams (`GET`, `subscriptions/listen`);
@@ -60,10 +60,9 @@ use crate::state::McpSessionHeader;
 
 use lifecycle::{discover, initialize, set_log_level};
 use reply::{write_error, write_unknown_session, Framing, Handled, Respond, ResultKind};
-pub(crate) use reply::{CallEnd, Reply, ReplyClass, StreamedCall, Subscription};
+pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
 use tools_list::list_tools;
-pub(crate) use watch::CallWatch;
 use watch::{tell_unreadable, Watch};
 
 /// What the transport knows about the request besides its body.

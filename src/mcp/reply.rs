@@ -1,11 +1,13 @@
 //! What the dispatcher answers, as data: the reply a body earned and its
 //! class (`http/transport.rs` owns the status table), what handling one
 //! message did, how a request's result is framed in its era, and the
-//! rendered messages of a notification stream. Every other file of `mcp/`
-//! builds on it, and it only on `watch.rs` (a streamed call's end carries
-//! the call's watch).
+//! rendered messages of a notification stream. A leaf of `mcp/`: every
+//! other file of the folder but `watch.rs` builds on it, and it on none of
+//! them.
 
 use std::sync::Arc;
+
+use hyper::body::Bytes;
 
 use serde_json::Value;
 
@@ -15,8 +17,6 @@ use crate::protocol::{Era, ServerInfo};
 use crate::state::{McpSession, StreamSlot};
 use crate::surface::CallEvents;
 use crate::util::BoxFuture;
-
-use super::watch::CallWatch;
 
 /// What kind of reply a body earned; `http/transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,20 +99,12 @@ pub(super) fn write_error(
 }
 
 /// A `tools/call` to run while its response streams: the future that runs
-/// it and yields how it ended, and the progress and logs it sends
-/// meanwhile.
+/// it and yields the stream's last frames (its events still waiting, then
+/// its final response; none when it was cancelled and nothing more may be
+/// sent), and the progress and logs it sends meanwhile.
 pub(crate) struct StreamedCall {
-    pub(crate) call: BoxFuture<'static, CallEnd>,
+    pub(crate) call: BoxFuture<'static, Vec<Bytes>>,
     pub(crate) events: Arc<CallEvents>,
-}
-
-/// How a streamed call ended: its final response (`None` when it was
-/// cancelled and nothing more may be sent), and, when the host has an
-/// observer, the call's watch, which tells it (with the bytes the stream
-/// sent) when the stream drops it: once that response is sent.
-pub(crate) struct CallEnd {
-    pub(crate) response: Option<Vec<u8>>,
-    pub(crate) watch: Option<CallWatch>,
 }
 
 /// Where a message stands in its body.

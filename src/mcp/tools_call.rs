@@ -12,10 +12,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::reply::{
-    surface_panicked, write_error, CallEnd, Framing, Handled, ReplyClass, Respond, ResultKind,
-    StreamedCall,
+    surface_panicked, write_error, Framing, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
 };
-use super::watch::{CallWatch, Watch};
+use super::watch::{UntilAnswered, Watch};
 use super::RequestContext;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::observer::{Outcome, SessionId};
@@ -28,7 +27,7 @@ use crate::surface::{CancelSignal, RequestParts, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
 use crate::tool::ToolOutcome;
-use crate::util::{race, waiting_at_most, First};
+use crate::util::{race, sse_event, waiting_at_most, First};
 use crate::util::{CatchUnwind, Panicked};
 
 /// Checks a call and whether its tool is visible *now*; then runs it
@@ -55,12 +54,16 @@ pub(super) async fn tools_call(
 ) -> Handled {
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
-    let told = watch.map(|watch| CallWatch::new(watch, lease, era));
+    let told = UntilAnswered::new(watch.as_deref(), lease, era, None);
+    let written = out.len();
     let mut call = match check(lease, params, era, context.headers.params).await {
         Ok(call) => call,
         Err(Refusal { class, error }) => {
             let handled = write_error(out, Some(&id), &error, class);
-            end(told, Outcome::Failed { code: error.code }, out);
+            told.tell(
+                Outcome::Failed { code: error.code },
+                (out.len() - written) as u64,
+            );
             return handled;
         }
     };
@@ -70,7 +73,7 @@ pub(super) async fn tools_call(
     let may_stream = context.may_stream && framing == Framing::Single;
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
-        end(told, Outcome::Rejected { status: 401 }, out);
+        told.tell(Outcome::Rejected { status: 401 }, 0);
         return Handled::Revoked;
     }
     let log_threshold = log_threshold(lease, &call, era);
@@ -85,21 +88,14 @@ pub(super) async fn tools_call(
             session_client,
             ..call
         };
-        let told = told.map(|told| told.streaming(&events));
-        let stream = streamed(lease.clone(), id, call, era, events, told);
+        // The stream's future tells it from here.
+        told.hand_over();
+        let stream = streamed(lease.clone(), id, call, era, events, watch);
         Handled::Stream(Box::new(stream))
     } else {
         let (handled, outcome) = run(lease, &id, &call, era, None, out).await;
-        end(told, outcome, out);
+        told.tell(outcome, (out.len() - written) as u64);
         handled
-    }
-}
-
-/// Tells the call's watch, if any, what the call came to: `outcome`, its
-/// answer written in `out`.
-fn end(told: Option<CallWatch>, outcome: Outcome, out: &[u8]) {
-    if let Some(mut told) = told {
-        told.ended(outcome, out);
     }
 }
 
@@ -116,23 +112,22 @@ fn log_threshold(lease: &Lease, call: &CheckedCall<'_>, era: Era) -> Option<LogL
 }
 
 /// The call as a stream's future: it runs when the response body is first
-/// polled, and yields the final response, and the call's watch (if any),
-/// for the stream to drop once that response is sent.
+/// polled, and yields the stream's last frames: the events still waiting
+/// when it ended, then its final response. It tells the `watch`, if any,
+/// what the call came to, with every byte of its stream.
 fn streamed(
     lease: Lease,
     id: Value,
     call: CheckedCall<'static>,
     era: Era,
     events: Arc<CallEvents>,
-    mut watch: Option<CallWatch>,
+    watch: Option<Box<Watch>>,
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
+        let told = UntilAnswered::new(watch.as_deref(), &lease, era, Some(&call_events));
         let mut out = Vec::with_capacity(256);
         let (handled, outcome) = run(&lease, &id, &call, era, Some(&call_events), &mut out).await;
-        if let Some(watch) = &mut watch {
-            watch.ended(outcome, &out);
-        }
         let response = match handled {
             Handled::Wrote(_) | Handled::Erred(..) => Some(out),
             // The response head is already sent: say it in the stream.
@@ -145,7 +140,19 @@ fn streamed(
             // makes no other kind of reply.
             _ => None,
         };
-        CallEnd { response, watch }
+        let mut last = Vec::new();
+        let mut sent = call_events.sent();
+        if let Some(response) = response {
+            let pending = call_events.close();
+            last.reserve_exact(pending.len() + 1);
+            for message in pending.iter().chain([&response]) {
+                let frame = sse_event(message);
+                sent += frame.len() as u64;
+                last.push(frame);
+            }
+        }
+        told.tell(outcome, sent);
+        last
     };
     StreamedCall {
         call: Box::pin(run),

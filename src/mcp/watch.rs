@@ -1,16 +1,15 @@
 //! What the host's observer is told of each request the dispatcher answers
 //! (see `observer.rs`, public as `observe`). A [`Watch`] exists only when
 //! the host has an observer (`RequestContext::since` is then set), so a
-//! host without one reads no clock and copies nothing for it. The leaf of
+//! host without one reads no clock and copies nothing for it. A leaf of
 //! `mcp/`: it builds on no other file of the folder.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
 
 use crate::jsonrpc::Request;
-use crate::observer::{printable_method, request_id_text, ClientInfo, Observation, Outcome};
+use crate::observer::{printable_method, write_request_id, ClientInfo, Observation, Outcome};
 use crate::protocol::{Era, META_CLIENT_INFO};
 use crate::state::{Lease, McpSessionHeader};
 use crate::surface::CallEvents;
@@ -20,7 +19,8 @@ use crate::trace_context::TraceContext;
 /// One request being watched: when its head arrived, and what of it the
 /// observer is told besides its method. Owned, so a streamed call can take
 /// it along, and boxed, so the futures that carry it past their awaits grow
-/// by a pointer, not by the watch.
+/// by a pointer, not by the watch. Its texts share one buffer: one
+/// allocation to make, and one to free wherever a watch is dropped.
 pub(super) struct Watch {
     since: Instant,
     /// The bytes of the body that carried the request.
@@ -28,24 +28,36 @@ pub(super) struct Watch {
     /// How much of the response buffer was written before this request's
     /// answer (in a batch, the members before it).
     written_before: usize,
-    /// The request id as text, when it is fit to log.
-    request_id: Option<String>,
-    /// For `tools/call`: `params.name`, once it is a name a tool could have.
-    tool: Option<String>,
-    /// The client's name and version, when fit to log (see
-    /// [`Observation::client`]).
-    client: Option<(String, Option<String>)>,
-    /// `params._meta`'s `traceparent`, `tracestate` and `baggage`, each
-    /// once valid.
-    trace: [Option<String>; 3],
+    /// The texts of [`Text`], one after another.
+    text: String,
+    /// Where each [`Text`] is in `text`, when the request gave one fit to
+    /// pass on.
+    spans: [Option<(usize, usize)>; TEXTS],
 }
+
+/// What a watch keeps of a request's text, each only when fit to log (see
+/// [`Observation`]'s fields of the same names).
+#[derive(Clone, Copy)]
+enum Text {
+    RequestId,
+    /// For `tools/call`: `params.name`, once it is a name a tool could have.
+    Tool,
+    ClientName,
+    ClientVersion,
+    Traceparent,
+    Tracestate,
+    Baggage,
+}
+
+const TEXTS: usize = 7;
 
 impl Watch {
     /// The watch on a request whose head arrived at `since`, in a body of
-    /// `request_bytes`, whose answer will follow the `written_before` bytes already in the response
-    /// buffer, reading its tool name (for `tools/call`) and trace context
-    /// from `params`. Cold: only a host with an observer comes here, and
-    /// the dispatcher's hot path should not carry its code.
+    /// `request_bytes`, whose answer will follow the `written_before`
+    /// bytes already in the response buffer, reading its tool name (for
+    /// `tools/call`), client and trace context from `params` (or its MCP
+    /// session). Cold: only a host with an observer comes here, and the
+    /// dispatcher's hot path should not carry its code.
     #[cold]
     #[inline(never)]
     pub(super) fn new(
@@ -54,34 +66,59 @@ impl Watch {
         mcp_session: McpSessionHeader<'_>,
         written_before: usize,
     ) -> Box<Self> {
-        let params = request.params.as_ref();
-        let tool = match (request.method.as_ref(), params) {
-            ("tools/call", Some(params)) => params.get_str("name").filter(|n| is_valid_name(n)),
-            _ => None,
-        };
-        let meta = params.and_then(|p| p.get("_meta"));
-        let meta = meta.as_deref().and_then(Value::as_object);
-        let trace = meta.map(TraceContext::from_meta).unwrap_or_default();
-        let owned = |text: Option<&str>| text.map(str::to_owned);
-        Box::new(Self {
+        let mut watch = Box::new(Self {
             since,
             request_bytes: request_bytes as u64,
             written_before,
-            request_id: request_id_text(&request.id),
-            tool: tool.map(|tool| tool.into_owned()),
-            client: match request.method.as_ref() {
-                // Its own `clientInfo`, before any MCP session knows it.
-                "initialize" => params
-                    .and_then(|p| p.get("clientInfo"))
-                    .and_then(|info| owned_client(&info)),
-                _ => client_info(meta, mcp_session).and_then(owned_client),
-            },
-            trace: [
-                owned(trace.traceparent),
-                owned(trace.tracestate),
-                owned(trace.baggage),
-            ],
-        })
+            text: String::new(),
+            spans: [None; TEXTS],
+        });
+        if write_request_id(&request.id, &mut watch.text) {
+            watch.spans[Text::RequestId as usize] = Some((0, watch.text.len()));
+        }
+        let params = request.params.as_ref();
+        if let ("tools/call", Some(params)) = (request.method.as_ref(), params) {
+            let name = params.get_str("name");
+            watch.keep(Text::Tool, name.as_deref().filter(|n| is_valid_name(n)));
+        }
+        let meta = params.and_then(|p| p.get("_meta"));
+        let meta = meta.as_deref().and_then(Value::as_object);
+        let own_info = match request.method.as_ref() {
+            // Its own `clientInfo`, before any MCP session knows it.
+            "initialize" => params.and_then(|p| p.get("clientInfo")),
+            _ => None,
+        };
+        let info = match &own_info {
+            Some(info) => Some(&**info),
+            None => client_info(meta, mcp_session),
+        };
+        if let Some(client) = info.and_then(ClientInfo::from_value) {
+            watch.keep(Text::ClientName, Some(client.name));
+            watch.keep(Text::ClientVersion, client.version);
+        }
+        let trace = meta.map(TraceContext::from_meta).unwrap_or_default();
+        watch.keep(Text::Traceparent, trace.traceparent);
+        watch.keep(Text::Tracestate, trace.tracestate);
+        watch.keep(Text::Baggage, trace.baggage);
+        watch
+    }
+
+    /// Keeps `text`, if any, as `what`. Not inlined, nor is `get`: one
+    /// copy serves every text.
+    #[inline(never)]
+    fn keep(&mut self, what: Text, text: Option<&str>) {
+        if let Some(text) = text {
+            let start = self.text.len();
+            self.text.push_str(text);
+            self.spans[what as usize] = Some((start, self.text.len()));
+        }
+    }
+
+    /// The text kept as `what`, if any.
+    #[inline(never)]
+    fn get(&self, what: Text) -> Option<&str> {
+        let (start, end) = self.spans[what as usize]?;
+        self.text.get(start..end)
     }
 
     /// The bytes of the answer written in `out` since the watch began.
@@ -107,86 +144,82 @@ impl Watch {
         observer.tell(&Observation {
             session: Some(lease.session.id()),
             method: Some(printable_method(method)),
-            tool: self.tool.as_deref(),
+            tool: self.get(Text::Tool),
             protocol_version: era.map(Era::version),
             elapsed: self.since.elapsed(),
             outcome,
             requests: 1,
-            request_id: self.request_id.as_deref(),
-            client: self.client.as_ref().map(|(name, version)| ClientInfo {
+            request_id: self.get(Text::RequestId),
+            client: self.get(Text::ClientName).map(|name| ClientInfo {
                 name,
-                version: version.as_deref(),
+                version: self.get(Text::ClientVersion),
             }),
-            traceparent: self.trace[0].as_deref(),
-            tracestate: self.trace[1].as_deref(),
-            baggage: self.trace[2].as_deref(),
+            traceparent: self.get(Text::Traceparent),
+            tracestate: self.get(Text::Tracestate),
+            baggage: self.get(Text::Baggage),
             request_bytes: self.request_bytes,
             response_bytes,
         });
     }
 }
 
-/// The watch on one `tools/call`, told when dropped: what the call came to
-/// (`Disconnected` until it is known, so a call whose future is dropped,
-/// its connection closed, is told as that), and the bytes that answered
-/// it: those written inline, or, once it runs on a stream, every byte the
-/// stream sent by then (`CallEvents::sent`). A streamed call's watch is
-/// handed to its stream with the final response ([`CallEnd`]), and dropped
-/// there once that response is sent.
-///
-/// [`CallEnd`]: super::reply::CallEnd
-pub(crate) struct CallWatch {
-    watch: Box<Watch>,
-    lease: Lease,
+/// The watch, if any, on one `tools/call` until it is told what the call
+/// came to; dropped untold (the call's future dropped: its connection or
+/// stream closed, by the client or at shutdown), it tells `Disconnected`,
+/// with what the call's stream (if any) had sent. Borrows all it holds,
+/// so the futures that carry it drop nothing but it.
+pub(super) struct UntilAnswered<'a> {
+    watch: Option<&'a Watch>,
+    lease: &'a Lease,
     era: Era,
-    outcome: Outcome,
-    response_bytes: u64,
-    stream: Option<Arc<CallEvents>>,
+    stream: Option<&'a CallEvents>,
 }
 
-impl CallWatch {
-    /// Watches a call of `lease`'s session, served in `era`.
-    pub(super) fn new(watch: Box<Watch>, lease: &Lease, era: Era) -> Self {
+impl<'a> UntilAnswered<'a> {
+    /// Until a call of `lease`'s session, served in `era` (on the stream
+    /// `stream` belongs to, if any), is answered.
+    pub(super) fn new(
+        watch: Option<&'a Watch>,
+        lease: &'a Lease,
+        era: Era,
+        stream: Option<&'a CallEvents>,
+    ) -> Self {
         Self {
             watch,
-            lease: lease.clone(),
+            lease,
             era,
-            outcome: Outcome::Disconnected,
-            response_bytes: 0,
-            stream: None,
+            stream,
         }
     }
 
-    /// From now on the call answers on the stream `events` belongs to.
-    pub(super) fn streaming(mut self, events: &Arc<CallEvents>) -> Self {
-        self.stream = Some(Arc::clone(events));
-        self
+    /// Tells the watch the call came to `outcome`, answered with
+    /// `response_bytes`.
+    pub(super) fn tell(mut self, outcome: Outcome, response_bytes: u64) {
+        if let Some(watch) = self.watch.take() {
+            watch.tell(
+                self.lease,
+                "tools/call",
+                Some(self.era),
+                outcome,
+                response_bytes,
+            );
+        }
     }
 
-    /// The call came to `outcome`, its answer (if inline) written in `out`:
-    /// told now, or for a streamed call once its stream lets go of it.
-    pub(super) fn ended(&mut self, outcome: Outcome, out: &[u8]) {
-        self.outcome = outcome;
-        self.response_bytes = self.watch.written_in(out);
+    /// Lets go of the watch untold: the call is told elsewhere.
+    pub(super) fn hand_over(mut self) {
+        self.watch = None;
     }
 }
 
-impl Drop for CallWatch {
+impl Drop for UntilAnswered<'_> {
     fn drop(&mut self) {
-        let response_bytes = match &self.stream {
-            Some(events) => events.sent(),
-            None => self.response_bytes,
-        };
-        let era = Some(self.era);
-        let watch = &self.watch;
-        watch.tell(&self.lease, "tools/call", era, self.outcome, response_bytes);
+        if let Some(watch) = self.watch.take() {
+            let sent = self.stream.map_or(0, CallEvents::sent);
+            let era = Some(self.era);
+            watch.tell(self.lease, "tools/call", era, Outcome::Disconnected, sent);
+        }
     }
-}
-
-/// The name and version of a `clientInfo`, when fit to log.
-fn owned_client(info: &Value) -> Option<(String, Option<String>)> {
-    let info = ClientInfo::from_value(info)?;
-    Some((info.name.to_owned(), info.version.map(str::to_owned)))
 }
 
 /// The `clientInfo` a request's client gave: in its `_meta` (2026-07-28

@@ -259,6 +259,17 @@ pub async fn run_turn(
     agent: &Agent,
     model: &ScriptedModel,
     args: &[&str],
+    on_line: impl FnMut(&str),
+) -> Turn {
+    run_turn_within(agent, model, args, Duration::from_secs(180), on_line).await
+}
+
+/// [`run_turn`], for a turn that may take up to `limit`.
+pub async fn run_turn_within(
+    agent: &Agent,
+    model: &ScriptedModel,
+    args: &[&str],
+    limit: Duration,
     mut on_line: impl FnMut(&str),
 ) -> Turn {
     let sink = ProxySink::start().await;
@@ -283,9 +294,9 @@ pub async fn run_turn(
         }
         (stdout, child.wait().await.expect("acp_turn exits"))
     };
-    let (stdout, status) = tokio::time::timeout(Duration::from_secs(180), run)
+    let (stdout, status) = tokio::time::timeout(limit, run)
         .await
-        .expect("the turn finished within 3 minutes");
+        .unwrap_or_else(|_| panic!("the turn did not finish within {limit:?}"));
     let errors = errors.await.unwrap();
     finished.send_replace(true);
     let mut bearer_seen = watcher.await.unwrap();
@@ -535,4 +546,27 @@ pub fn assert_two_sessions(turn: &Turn, agent: &str) {
             "not offered"
         },
     );
+}
+
+/// The keys of the `_meta` the agent sent with its call of `tool`, as
+/// `acp_turn` printed them, observed in README.md's agent table (the row
+/// "`_meta` on `tools/call`": `none`, or each key in backquotes).
+pub fn observe_meta(agent: &str, turn: &Turn, tool: &str) {
+    let tag = format!("[host] _meta of {tool}: [");
+    let lines = turn.lines(&tag);
+    let keys = lines
+        .first()
+        .unwrap_or_else(|| panic!("no {tag:?} line:\n{}", turn.stdout))
+        .strip_prefix(tag.as_str())
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap();
+    let cell = match keys {
+        "" => "none".to_owned(),
+        keys => keys
+            .split(", ")
+            .map(|key| format!("`{key}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    observe(agent, "`_meta` on `tools/call`", &cell);
 }

@@ -7,6 +7,7 @@
 
 pub mod agents;
 pub mod counting_alloc;
+pub mod deadlines;
 pub mod hostile;
 mod http;
 pub mod mcp_proxy;

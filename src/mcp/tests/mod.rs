@@ -422,17 +422,23 @@ async fn progress_with_a_stream_streams() {
         panic!("a call with a token and SSE did not stream");
     };
     let StreamedCall { call, events } = *streamed;
-    let end = call.await;
-    let response: Value = serde_json::from_slice(&end.response.expect("answered")).unwrap();
+    let last = call.await;
+    let frames: Vec<Value> = last
+        .iter()
+        .map(|frame| {
+            let frame = std::str::from_utf8(frame).unwrap();
+            let data = frame.strip_prefix("event: message\ndata: ").unwrap();
+            serde_json::from_str(data.trim_end()).unwrap()
+        })
+        .collect();
+    assert_eq!(frames.len(), 2, "the waiting report, then the result");
     assert_eq!(
-        response["result"]["content"][0]["text"],
+        frames[1]["result"]["content"][0]["text"],
         "progress enabled: true"
     );
-    let pending = events.close();
-    assert_eq!(pending.len(), 1, "the report waits to be sent");
-    let notification: Value = serde_json::from_slice(&pending[0]).unwrap();
+    assert!(events.close().is_empty(), "the call closed its events");
     assert_eq!(
-        notification,
+        frames[0],
         json!({"jsonrpc": "2.0", "method": "notifications/progress",
                "params": {"progressToken": "p", "progress": 1.0, "total": 2.0, "message": "half"}})
     );
