@@ -146,6 +146,28 @@ async fn envelope_errors() {
         assert_eq!(r.json()["id"], id, "{body:?}");
         assert_eq!(r.header("content-type"), Some("application/json"));
     }
+    // Valid JSON, but a number no double holds: said as that, not as a
+    // body that is not JSON.
+    let huge = "9".repeat(1000);
+    for number in ["1e309", "-1e309", huge.as_str()] {
+        for body in [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi","n":{number}}}}}}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","id":{number},"method":"ping"}}"#),
+        ] {
+            let r = fx.rpc_text(&body).await;
+            assert_eq!((r.status, r.error_code()), (400, -32700), "{body}");
+            let message = r.error_message();
+            assert!(message.contains("beyond a double's range"), "{message}");
+        }
+    }
+    let r = fx.rpc_text("{not json").await;
+    assert!(
+        r.error_message().contains("not JSON"),
+        "{}",
+        r.error_message()
+    );
     assert_eq!(fx.surface.calls(), 0);
 }
 

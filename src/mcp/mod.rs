@@ -101,6 +101,14 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
             let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
             return told(lease, request, Reply::malformed(&error), error.code);
         }
+        Parsed::NumberOutOfRange => {
+            let error = ErrorObject::new(
+                code::PARSE_ERROR,
+                "Parse error: the body holds a number beyond a double's range \
+                 (about 1.8e308), which this host cannot read",
+            );
+            return told(lease, request, Reply::malformed(&error), error.code);
+        }
         Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
         Parsed::Single(message) => message,
     };
