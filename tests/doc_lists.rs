@@ -9,6 +9,10 @@
 //! - README.md's observer section names every `Outcome`.
 //! - README.md's Dependencies table names every runtime dependency, with
 //!   the features Cargo.toml turns on, and says how many there are.
+//! - README.md's agent table has a test behind every row: each row is one
+//!   an agent test observes (`support::agents::observe` and its kin), or
+//!   one named here with the reason no test can; and every row a test
+//!   observes is in the table.
 
 use std::path::Path;
 
@@ -287,4 +291,88 @@ fn the_readme_names_every_runtime_dependency_and_its_features() {
     ];
     let count = format!("{} runtime dependencies", words[code.len() - 1]);
     assert!(table.contains(&count), "README says {count:?}");
+}
+
+/// The agent table's rows no test observes, and why: what each agent test
+/// gives its agent, which fails the test when wrong.
+const ROWS_GIVEN_NOT_OBSERVED: [(&str, &str); 1] = [(
+    "command",
+    "the command line each agent test starts its agent with",
+)];
+
+/// The first cells of README.md's agent table.
+fn agent_rows(readme: &str) -> Vec<String> {
+    readme
+        .lines()
+        .skip_while(|line| !line.starts_with("| | Copilot CLI |"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .map(|row| {
+            row.split(" | ")
+                .next()
+                .unwrap()
+                .trim_start_matches("| ")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The rows the tests observe: the second argument of every `observe(`,
+/// `readme_cell(` and `observe_…(` call whose first argument is not a
+/// literal row, and every `let row = "…"`, in `tests/` and
+/// `tests/support/`.
+fn observed_rows() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut rows = Vec::new();
+    for dir in [root.clone(), root.join("support")] {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("doc_lists.rs") {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap();
+            for head in ["observe(", "readme_cell(", "let row = "] {
+                for (at, _) in source.match_indices(head) {
+                    let rest = &source[at + head.len()..];
+                    // `observe(AGENT, "ROW", …)`: the literal after the first comma.
+                    let rest = match head {
+                        "let row = " => rest,
+                        _ => match rest.split_once(',') {
+                            Some((_, after)) => after,
+                            None => continue,
+                        },
+                    };
+                    let rest = rest.trim_start();
+                    if let Some(literal) = rest.strip_prefix('"') {
+                        let row = &literal[..literal.find('"').unwrap()];
+                        rows.push(row.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    rows.sort();
+    rows.dedup();
+    rows
+}
+
+#[test]
+fn every_row_of_the_agent_table_is_observed_or_given() {
+    let table = agent_rows(&read("README.md"));
+    assert!(table.len() >= 15, "{table:?}");
+    let observed = observed_rows();
+    for row in &table {
+        let seen = observed.iter().any(|o| row.starts_with(o.as_str()));
+        let given = ROWS_GIVEN_NOT_OBSERVED.iter().any(|(g, _)| row == g);
+        assert!(
+            seen != given,
+            "README's agent table row {row:?}: observed by a test: {seen}; named as given: {given} (exactly one must hold)"
+        );
+    }
+    for row in &observed {
+        assert!(
+            table.iter().any(|t| t.starts_with(row.as_str())),
+            "a test observes the row {row:?}, which README's agent table lacks: {table:?}"
+        );
+    }
 }
