@@ -27,6 +27,22 @@ pub(crate) enum Parsed<'a> {
     NumberOutOfRange,
 }
 
+impl Parsed<'_> {
+    /// The error for a body that was not read: not JSON, or holding a
+    /// number no double holds. (`-32700` with no id: nothing of it is
+    /// read.)
+    pub(crate) fn parse_error(&self) -> ErrorObject {
+        let what = match self {
+            Parsed::NumberOutOfRange => {
+                "Parse error: the body holds a number beyond a double's range \
+                 (about 1.8e308), which this host cannot read"
+            }
+            _ => "Parse error: the body is not JSON",
+        };
+        ErrorObject::new(code::PARSE_ERROR, what)
+    }
+}
+
 /// Reads a POST body.
 ///
 /// The usual body (one object in the subset `envelope.rs` describes) is

@@ -2,7 +2,7 @@
 //! `logging/setLevel` in the legacy era, `server/discover` in 2026-07-28,
 //! and the capabilities both advertise.
 
-use super::reply::{Framing, Handled, Respond, ResultKind};
+use super::reply::{Answer, Framing, Handled, ResultKind};
 use crate::jsonrpc::{code, ErrorObject, Params};
 use crate::jsonrpc::{write_json_str, JsonWriter};
 use crate::protocol::{era, Era};
@@ -12,33 +12,28 @@ use crate::surface::{LogLevel, LEVEL_NAMES};
 /// `initialize`: negotiate the version, advertise the session's
 /// capabilities (see [`write_capabilities`]), and mint an MCP session at
 /// the negotiated version (see `state/mcp_session.rs`).
-pub(super) fn initialize(
-    lease: &Lease,
-    respond: Respond<'_>,
-    params: Option<&Params<'_>>,
-    framing: Framing,
-    out: &mut Vec<u8>,
-) -> Handled {
+pub(super) fn initialize(answer: &mut Answer<'_>, params: Option<&Params<'_>>) -> Handled {
+    let lease = answer.lease;
     let session = &lease.session;
-    if framing == Framing::BatchMember {
+    if answer.framing == Framing::BatchMember {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
             "initialize must not be part of a batch",
         );
-        return respond.error(out, &error);
+        return answer.error(&error);
     }
     let Some(requested) = params.and_then(|p| p.get_str("protocolVersion")) else {
         let error = ErrorObject::new(
             code::INVALID_PARAMS,
             "initialize needs params.protocolVersion, a string",
         );
-        return respond.error(out, &error);
+        return answer.error(&error);
     };
-    let info = respond.info;
+    let (info, era) = (&lease.shared.info, answer.era);
     let version = era::negotiate(&requested);
-    respond.result(out, ResultKind::Plain, |result| {
+    answer.result(ResultKind::Plain, |result| {
         result.str("protocolVersion", version);
-        write_capabilities(result, session, respond.era);
+        write_capabilities(result, session, era);
         result
             .raw("serverInfo", info.implementation.as_bytes())
             .opt_str("instructions", info.instructions.as_deref());
@@ -74,31 +69,35 @@ fn write_capabilities(result: &mut JsonWriter<'_>, session: &SessionState, era: 
 
 /// `logging/setLevel` (MCP 2025-11-25 and earlier, on a surface that
 /// logs): the least severe level the session's calls log at from now on.
-pub(super) fn set_log_level(
-    respond: Respond<'_>,
-    params: Option<&Params<'_>>,
-    session: &SessionState,
-    out: &mut Vec<u8>,
-) -> Handled {
+pub(super) fn set_log_level(answer: &mut Answer<'_>, params: Option<&Params<'_>>) -> Handled {
     let level = params.and_then(|p| p.get_str("level"));
     let Some(level) = level.as_deref().and_then(LogLevel::parse) else {
         let error = ErrorObject::new(
             code::INVALID_PARAMS,
             format!("logging/setLevel needs params.level, one of {LEVEL_NAMES}"),
         );
-        return respond.error(out, &error);
+        return answer.error(&error);
     };
-    if let Some(session_level) = session.log_level() {
+    if let Some(session_level) = answer.lease.session.log_level() {
         session_level.set(level);
     }
-    respond.result(out, ResultKind::Plain, |_| {})
+    answer.result(ResultKind::Plain, |_| {})
 }
 
 /// `server/discover` (2026-07-28): its capabilities, the instructions, and
 /// every version the host speaks.
-pub(super) fn discover(respond: Respond<'_>, session: &SessionState, result: &mut JsonWriter<'_>) {
-    write_capabilities(result, session, respond.era);
-    result.opt_str("instructions", respond.info.instructions.as_deref());
+pub(super) fn discover(answer: &mut Answer<'_>) -> Handled {
+    let (lease, era) = (answer.lease, answer.era);
+    answer.result(ResultKind::Listing, |result| {
+        write_discovery(result, lease, era);
+    })
+}
+
+/// `server/discover`'s members.
+fn write_discovery(result: &mut JsonWriter<'_>, lease: &Lease, era: Era) {
+    write_capabilities(result, &lease.session, era);
+    let instructions = lease.shared.info.instructions.as_deref();
+    result.opt_str("instructions", instructions);
     let mut versions = result.array_in("supportedVersions");
     for version in era::supported_versions() {
         write_json_str(versions.item(), version);

@@ -36,8 +36,10 @@
 //! - `tools_list.rs`: `tools/list`;
 //! - `subscriptions.rs`: the notification streams (`GET`, `subscriptions/listen`);
 //! - `tools_call.rs`: `tools/call`, inline or streamed;
+//! - `batch.rs`: a 2025-03-26 batch, each member handled as a message;
 //! - this file: the dispatcher, from a body to one of the above.
 
+mod batch;
 mod lifecycle;
 mod reply;
 mod subscriptions;
@@ -52,14 +54,14 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::jsonrpc::json_scan;
 use crate::jsonrpc::{self, code, ErrorObject, Message, Params, Parsed, RawMembers, Request};
 use crate::protocol::{era, EnvelopeHeaders, Era};
 use crate::state::Lease;
 use crate::state::McpSessionHeader;
 
+use batch::{dispatch_batch, refused_batch};
 use lifecycle::{discover, initialize, set_log_level};
-use reply::{write_error, write_unknown_session, Framing, Handled, Respond, ResultKind};
+use reply::{write_error, write_unknown_session, Answer, Framing, Handled, ResultKind};
 pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
 use tools_list::list_tools;
@@ -82,35 +84,30 @@ pub(crate) struct RequestContext<'a> {
     pub(crate) request_bytes: usize,
 }
 
+impl RequestContext<'_> {
+    /// The observer's watch on `request`, whose answer follows the
+    /// `written` bytes already in the response buffer: `None` without an
+    /// observer.
+    fn watch(&self, request: &Request<'_>, written: usize) -> Option<Box<Watch>> {
+        let since = self.since?;
+        let watched = (since, self.request_bytes);
+        Some(Watch::new(watched, request, self.session, written))
+    }
+}
+
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
-    if body.trim_ascii_start().starts_with(b"[") {
-        if let Err(error) = admit_batch(request, body, lease.shared.config.max_batch_len) {
-            return told(lease, request, Reply::malformed(&error), error.code);
-        }
-        // Batches are legacy only: one that names an ended session runs
-        // none of its members.
-        if let McpSessionHeader::Unknown = request.session {
-            let reply = Reply::unknown_session();
-            return told(lease, request, reply, code::SESSION_NOT_FOUND);
-        }
+    if let Some(refused) = refused_batch(lease, request, body) {
+        return refused;
     }
     let mut params = RawMembers::default();
     let message = match jsonrpc::parse(body, &mut params) {
-        Parsed::NotJson => {
-            let error = ErrorObject::new(code::PARSE_ERROR, "Parse error: the body is not JSON");
-            return told(lease, request, Reply::malformed(&error), error.code);
-        }
-        Parsed::NumberOutOfRange => {
-            let error = ErrorObject::new(
-                code::PARSE_ERROR,
-                "Parse error: the body holds a number beyond a double's range \
-                 (about 1.8e308), which this host cannot read",
-            );
-            return told(lease, request, Reply::malformed(&error), error.code);
-        }
-        Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
         Parsed::Single(message) => message,
+        Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
+        unread => {
+            let error = unread.parse_error();
+            return told(lease, request, Reply::malformed(&error), error.code);
+        }
     };
     let mut out = Vec::with_capacity(256);
     match handle_message(lease, request, message, Framing::Single, &mut out).await {
@@ -154,64 +151,7 @@ fn unreadable(
     handled
 }
 
-/// A 2025-03-26 batch: each member handled in order, the responses gathered
-/// into one array (none for notifications).
-async fn dispatch_batch(lease: &Lease, context: &RequestContext<'_>, batch: Vec<Value>) -> Reply {
-    if batch.is_empty() {
-        let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
-        return Reply::malformed(&error);
-    }
-    let request = RequestContext {
-        may_stream: false,
-        ..*context
-    };
-    let mut out = Vec::with_capacity(256);
-    out.push(b'[');
-    for member in batch {
-        let message = jsonrpc::classify(member);
-        match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
-            Handled::Wrote(_) | Handled::Erred(..) => out.push(b','),
-            // `may_stream` is false, so no member streams (and listening
-            // is modern, so never in a batch, nor is `initialize`).
-            Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
-            Handled::Initialized(_) => unreachable!("initialize is refused in a batch"),
-            Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
-        }
-    }
-    match out.last_mut() {
-        // The comma after the last response becomes the closing bracket.
-        Some(last @ b',') => *last = b']',
-        _ => return Reply::new(ReplyClass::Accepted, Vec::new()),
-    }
-    Reply::new(ReplyClass::Answer, out)
-}
-
-/// Whether a body that is a JSON array may be read as a batch at all:
-/// batches exist only in 2025-03-26, and one longer than `max_batch_len`
-/// is refused whole. Both are decided before the body is parsed (the length
-/// by counting its top-level members), so a refused batch costs no parse
-/// and none of it runs.
-fn admit_batch(
-    context: &RequestContext<'_>,
-    body: &[u8],
-    max_batch_len: usize,
-) -> Result<(), ErrorObject> {
-    if !era::allows_batch(context.headers.protocol_version, context.session.version()) {
-        return Err(ErrorObject::new(
-            code::INVALID_REQUEST,
-            "JSON-RPC batches are only allowed in MCP 2025-03-26",
-        ));
-    }
-    if json_scan::array_len_within(body, max_batch_len).is_none() {
-        return Err(ErrorObject::new(
-            code::INVALID_REQUEST,
-            format!("the batch has more than {max_batch_len} messages, the host's limit; none of it ran"),
-        )
-        .with_data(serde_json::json!({"maxBatchLength": max_batch_len})));
-    }
-    Ok(())
-}
-
+/// Handles one message of a body (its only one, or a batch's member).
 async fn handle_message(
     lease: &Lease,
     context: &RequestContext<'_>,
@@ -219,109 +159,116 @@ async fn handle_message(
     framing: Framing,
     out: &mut Vec<u8>,
 ) -> Handled {
-    let request = match message {
-        Message::Request(request) => request,
-        // A notification or a response is not classified by era: one that
-        // names an ended MCP session is refused like a request would be.
-        Message::Notification { .. } | Message::Response
-            if matches!(context.session, McpSessionHeader::Unknown) =>
-        {
-            return write_unknown_session(out, None);
-        }
-        Message::Notification { method, params } => {
-            if method == "notifications/cancelled" {
-                cancel_request(lease, params.as_ref());
-            }
-            return Handled::Silent;
-        }
-        Message::Response => return Handled::Silent,
-        Message::Invalid { id, error } => {
-            return unreadable(lease, context, id.as_ref(), &error, out);
-        }
+    let request = match request_of(lease, context, message, out) {
+        Ok(request) => request,
+        Err(handled) => return handled,
     };
-    let watch = context.since.map(|since| {
-        Watch::new(
-            (since, context.request_bytes),
-            &request,
-            context.session,
-            out.len(),
-        )
-    });
+    let watch = context.watch(&request, out.len());
     let era = era::classify(
         &context.headers,
         context.session.version(),
         &request.method,
         request.params.as_ref(),
     );
-    let refused = match &era {
+    let Request { id, method, params } = request;
+    let refused = match era {
         // A legacy request naming an MCP session that is not open: 404,
         // except `initialize`, which mints a new one whatever it names.
         Ok(Era::Legacy(_))
-            if matches!(context.session, McpSessionHeader::Unknown)
-                && request.method != "initialize" =>
+            if matches!(context.session, McpSessionHeader::Unknown) && method != "initialize" =>
         {
-            write_unknown_session(out, Some(&request.id))
+            write_unknown_session(out, Some(&id))
         }
-        Ok(era) => return handle_request(lease, context, request, *era, framing, watch, out).await,
-        Err(error) => write_error(out, Some(&request.id), error, ReplyClass::Malformed),
+        Ok(era) => {
+            let answer = Answer {
+                lease,
+                id,
+                era,
+                framing,
+                out,
+                watch,
+            };
+            return handle_request(answer, context, &method, params).await;
+        }
+        Err(ref error) => write_error(out, Some(&id), error, ReplyClass::Malformed),
     };
+    // No era to answer in: told here, not through an `Answer`.
     if let Some(watch) = watch {
-        let written = watch.written_in(out);
-        watch.tell(lease, &request.method, era.ok(), refused.outcome(), written);
+        watch.tell(
+            lease,
+            &method,
+            era.ok(),
+            refused.outcome(),
+            watch.written_in(out),
+        );
     }
     refused
 }
 
-/// Runs one request's method, as its era defines it.
-async fn handle_request(
+/// The request `message` is; or, when it is none, what handling it did: a
+/// notification cancels a call or is ignored, a client's response is
+/// ignored, and one that could not be read is an error, told to the
+/// observer. A notification or a response is not classified by era: one
+/// that names an ended MCP session is refused as a request would be.
+fn request_of<'m>(
     lease: &Lease,
     context: &RequestContext<'_>,
-    request: Request<'_>,
-    era: Era,
-    framing: Framing,
-    watch: Option<Box<Watch>>,
+    message: Message<'m>,
     out: &mut Vec<u8>,
+) -> Result<Request<'m>, Handled> {
+    Err(match message {
+        Message::Request(request) => return Ok(request),
+        Message::Invalid { id, error } => unreadable(lease, context, id.as_ref(), &error, out),
+        _ if matches!(context.session, McpSessionHeader::Unknown) => {
+            write_unknown_session(out, None)
+        }
+        Message::Notification { method, params } => {
+            if method == "notifications/cancelled" {
+                cancel_request(lease, params.as_ref());
+            }
+            Handled::Silent
+        }
+        Message::Response => Handled::Silent,
+    })
+}
+
+/// Runs one request's method, as its era defines it, and tells the
+/// observer (if any) what it came to; a call tells it itself, when it
+/// ends.
+async fn handle_request(
+    answer: Answer<'_>,
+    context: &RequestContext<'_>,
+    method: &str,
+    params: Option<Params<'_>>,
 ) -> Handled {
-    let Request { id, method, params } = request;
-    let respond = Respond {
-        id: &id,
-        era,
-        info: &lease.shared.info,
-    };
     if method == "tools/call" {
-        // A call tells the observer itself, when it ends.
-        return tools_call::tools_call(lease, id, params, era, context, framing, watch, out).await;
+        return tools_call::tools_call(answer, params, context).await;
     }
-    let handled = match (era, method.as_ref()) {
-        (Era::Legacy(_), "initialize") => initialize(lease, respond, params.as_ref(), framing, out),
-        (Era::Legacy(_), "ping") => respond.result(out, ResultKind::Plain, |_| {}),
-        (Era::Legacy(_), "logging/setLevel") if lease.session.log_level().is_some() => {
-            set_log_level(respond, params.as_ref(), &lease.session, out)
-        }
-        (Era::Modern(_), "server/discover") => respond.result(out, ResultKind::Listing, |result| {
-            discover(respond, &lease.session, result)
-        }),
+    let mut answer = answer;
+    let params = params.as_ref();
+    let logs = answer.lease.session.log_level().is_some();
+    let handled = match (answer.era, method) {
+        (Era::Legacy(_), "initialize") => initialize(&mut answer, params),
+        (Era::Legacy(_), "ping") => answer.result(ResultKind::Plain, |_| {}),
+        (Era::Legacy(_), "logging/setLevel") if logs => set_log_level(&mut answer, params),
+        (Era::Modern(_), "server/discover") => discover(&mut answer),
         (Era::Modern(_), "subscriptions/listen") => {
-            subscriptions::listen(lease, respond, params.as_ref(), context.may_stream, out)
+            subscriptions::listen(&mut answer, params, context.may_stream)
         }
-        (_, "tools/list") => list_tools(lease, respond, params.as_ref(), out).await,
-        (_, _) => {
+        (_, "tools/list") => list_tools(&mut answer, params).await,
+        (era, _) => {
             let error = ErrorObject::new(
                 code::METHOD_NOT_FOUND,
-                format!("Method not found: {}", printable(&method)),
+                format!("Method not found: {}", printable(method)),
             );
             let class = match era {
                 Era::Legacy(_) => ReplyClass::Answer,
                 Era::Modern(_) => ReplyClass::NotFound,
             };
-            write_error(out, Some(&id), &error, class)
+            answer.error_as(&error, class)
         }
     };
-    if let Some(watch) = watch {
-        let written = watch.written_in(out);
-        watch.tell(lease, &method, Some(era), handled.outcome(), written);
-    }
-    handled
+    answer.told(method, handled)
 }
 
 /// `notifications/cancelled`: cancel the session's call with that request

@@ -1,9 +1,9 @@
 //! What the dispatcher answers, as data: the reply a body earned and its
 //! class (`http/transport.rs` owns the status table), what handling one
 //! message did, how a request's result is framed in its era, and the
-//! rendered messages of a notification stream. A leaf of `mcp/`: every
-//! other file of the folder but `watch.rs` builds on it, and it on none of
-//! them.
+//! rendered messages of a notification stream, and the [`Answer`] every
+//! method handler writes through. Every other file of `mcp/` builds on it,
+//! and it only on `watch.rs`, the leaf.
 
 use std::sync::Arc;
 
@@ -14,9 +14,11 @@ use serde_json::Value;
 use crate::jsonrpc::{self, code, ErrorObject, JsonWriter};
 use crate::observer::Outcome;
 use crate::protocol::{Era, ServerInfo};
-use crate::state::{McpSession, StreamSlot};
+use crate::state::{Lease, McpSession, StreamSlot};
 use crate::surface::CallEvents;
 use crate::util::BoxFuture;
+
+use super::watch::Watch;
 
 /// What kind of reply a body earned; `http/transport.rs` owns the status table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,43 +165,89 @@ pub(super) enum ResultKind {
     Plain,
 }
 
-/// How one request is answered: its id, its era, and what the modern
-/// envelope names the server as.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Respond<'a> {
-    pub(super) id: &'a Value,
+/// One request's answer in the making: the session it answers for, the
+/// request's id and era, where the message stands in its body, the buffer
+/// its response is written to, and the observer's watch on it (only when
+/// the host has an observer). Every method handler takes one: it is the
+/// one way a response is written, and [`told`](Self::told) the one way the
+/// observer hears what a request came to (a `tools/call` takes the watch
+/// and tells it when its outcome is known).
+pub(super) struct Answer<'a> {
+    pub(super) lease: &'a Lease,
+    pub(super) id: Value,
     pub(super) era: Era,
-    pub(super) info: &'a ServerInfo,
+    pub(super) framing: Framing,
+    pub(super) out: &'a mut Vec<u8>,
+    pub(super) watch: Option<Box<Watch>>,
 }
 
-impl Respond<'_> {
+impl Answer<'_> {
+    /// What the modern envelope names the server as.
+    pub(super) fn info(&self) -> &ServerInfo {
+        &self.lease.shared.info
+    }
+
     /// Writes a result response: the object members `members` writes, then
     /// (in the modern era) the envelope's.
     pub(super) fn result(
-        self,
-        out: &mut Vec<u8>,
+        &mut self,
         kind: ResultKind,
         members: impl FnOnce(&mut JsonWriter<'_>),
     ) -> Handled {
-        jsonrpc::write_result(out, self.id, |result| {
-            members(result);
-            if let Era::Modern(_) = self.era {
-                // Pre-rendered, each member after a comma: every modern
-                // result has members of its own before them.
-                result.members_text(match kind {
-                    ResultKind::Listing => &self.info.modern_listing_members,
-                    ResultKind::Plain => &self.info.modern_result_members,
-                });
-            }
-        });
-        Handled::Wrote(ReplyClass::Answer)
+        let info = &self.lease.shared.info;
+        write_result(self.out, (&self.id, self.era, info), kind, members)
     }
 
     /// Writes an error response to a request that was read (a method
     /// error: the body itself was fine).
-    pub(super) fn error(self, out: &mut Vec<u8>, error: &ErrorObject) -> Handled {
-        write_error(out, Some(self.id), error, ReplyClass::Answer)
+    pub(super) fn error(&mut self, error: &ErrorObject) -> Handled {
+        self.error_as(error, ReplyClass::Answer)
     }
+
+    /// Writes an error response of this class.
+    pub(super) fn error_as(&mut self, error: &ErrorObject, class: ReplyClass) -> Handled {
+        write_error(self.out, Some(&self.id), error, class)
+    }
+
+    /// `handled`, once the observer (if any) is told what the request
+    /// (`method`) came to, and how many bytes answered it.
+    pub(super) fn told(self, method: &str, handled: Handled) -> Handled {
+        if let Some(watch) = &self.watch {
+            let written = watch.written_in(self.out);
+            watch.tell(
+                self.lease,
+                method,
+                Some(self.era),
+                handled.outcome(),
+                written,
+            );
+        }
+        handled
+    }
+}
+
+/// Writes a result response to the request of this id and era: the object
+/// members `members` writes, then (in the modern era) the envelope's,
+/// which `info` holds pre-rendered. What [`Answer::result`] writes, for a
+/// call whose answer has left its `Answer` (one that runs on a stream).
+pub(super) fn write_result(
+    out: &mut Vec<u8>,
+    (id, era, info): (&Value, Era, &ServerInfo),
+    kind: ResultKind,
+    members: impl FnOnce(&mut JsonWriter<'_>),
+) -> Handled {
+    jsonrpc::write_result(out, id, |result| {
+        members(result);
+        if let Era::Modern(_) = era {
+            // Pre-rendered, each member after a comma: every modern
+            // result has members of its own before them.
+            result.members_text(match kind {
+                ResultKind::Listing => &info.modern_listing_members,
+                ResultKind::Plain => &info.modern_result_members,
+            });
+        }
+    });
+    Handled::Wrote(ReplyClass::Answer)
 }
 
 /// The error for a surface that panicked while answering.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::reply::{write_error, Handled, Listening, ReplyClass, Respond, Subscription};
+use super::reply::{write_error, Answer, Handled, Listening, ReplyClass, Subscription};
 use crate::jsonrpc::{self, code, ErrorObject, JsonWriter, Params};
 use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::state::Lease;
@@ -93,24 +93,23 @@ fn id_too_long(id: &Value) -> bool {
 /// requested types are left out, never an error), then carries each change
 /// under the listen request's id.
 pub(super) fn listen(
-    lease: &Lease,
-    respond: Respond<'_>,
+    answer: &mut Answer<'_>,
     params: Option<&Params<'_>>,
     may_stream: bool,
-    out: &mut Vec<u8>,
 ) -> Handled {
+    let lease = answer.lease;
     if !lease.is_live() {
         return Handled::Revoked;
     }
-    if id_too_long(respond.id) {
-        return refuse_long_id(out);
+    if id_too_long(&answer.id) {
+        return refuse_long_id(answer.out);
     }
     if !may_stream {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
             "subscriptions/listen is answered with an SSE stream: Accept must name text/event-stream",
         );
-        return write_error(out, Some(respond.id), &error, ReplyClass::Malformed);
+        return answer.error_as(&error, ReplyClass::Malformed);
     }
     let notifications = params.and_then(|p| p.get("notifications"));
     let requested = notifications
@@ -125,12 +124,12 @@ pub(super) fn listen(
             Ok(slot) => slot,
             Err(StreamRefused::TooMany) => {
                 let error = too_many_streams(lease.shared.config.max_streams_per_session);
-                return write_error(out, Some(respond.id), &error, ReplyClass::TooManyStreams);
+                return answer.error_as(&error, ReplyClass::TooManyStreams);
             }
             Err(StreamRefused::Revoked | StreamRefused::NotOffered) => return Handled::Revoked,
         };
         Some(Listening {
-            change: change_notification(respond.id),
+            change: change_notification(&answer.id),
             slot,
         })
     } else {
@@ -138,9 +137,9 @@ pub(super) fn listen(
     };
     let honoured = listening.is_some();
     Handled::Listen(Box::new(Subscription {
-        opening: Some(acknowledgement(respond.id, honoured)),
+        opening: Some(acknowledgement(&answer.id, honoured)),
         listening,
-        closing: Some(closing_result(respond)),
+        closing: Some(closing_result(answer)),
     }))
 }
 
@@ -185,12 +184,12 @@ fn change_notification(id: &Value) -> Vec<u8> {
 /// The listen request's result, which ends the subscription gracefully:
 /// `resultType`, and in `_meta` the subscription id and, as on every
 /// modern result, the server.
-fn closing_result(respond: Respond<'_>) -> Vec<u8> {
+fn closing_result(answer: &Answer<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    let server = respond.info.implementation.as_str();
-    jsonrpc::write_result(&mut out, respond.id, |result| {
+    let server = answer.info().implementation.as_str();
+    jsonrpc::write_result(&mut out, &answer.id, |result| {
         result.raw("resultType", b"\"complete\"");
-        write_subscription_meta(result, respond.id, Some(server));
+        write_subscription_meta(result, &answer.id, Some(server));
     });
     out
 }

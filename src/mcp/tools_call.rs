@@ -12,7 +12,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::reply::{
-    surface_panicked, write_error, Framing, Handled, ReplyClass, Respond, ResultKind, StreamedCall,
+    surface_panicked, write_error, write_result, Answer, Framing, Handled, ReplyClass, ResultKind,
+    StreamedCall,
 };
 use super::watch::{UntilAnswered, Watch};
 use super::RequestContext;
@@ -38,23 +39,28 @@ use crate::util::{CatchUnwind, Panicked};
 /// response, or nothing for `Stream`, `Revoked` and `Silent`. With a
 /// `watch` (the host has an observer), tells it what the call came to when
 /// that is known: here, or when the streamed call ends.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "each is one thing the call is answered by; a struct would only rename them"
-)]
 pub(super) async fn tools_call(
-    lease: &Lease,
-    id: Value,
+    answer: Answer<'_>,
     params: Option<Params<'_>>,
-    era: Era,
     context: &RequestContext<'_>,
-    framing: Framing,
-    watch: Option<Box<Watch>>,
-    out: &mut Vec<u8>,
 ) -> Handled {
+    // The call's id moves to its stream if it runs on one.
+    let Answer {
+        lease,
+        id,
+        era,
+        framing,
+        out,
+        watch,
+    } = answer;
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
-    let told = UntilAnswered::new(watch.as_deref(), lease, era, None);
+    let told = UntilAnswered {
+        watch: watch.as_deref(),
+        lease,
+        era,
+        stream: None,
+    };
     let written = out.len();
     let mut call = match check(lease, params, era, context.headers.params).await {
         Ok(call) => call,
@@ -79,21 +85,12 @@ pub(super) async fn tools_call(
     let log_threshold = log_threshold(lease, &call, era);
     if may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
         let events = CallEvents::new(call.progress_token.clone(), log_threshold);
-        let name = Cow::Owned(call.name.into_owned());
-        let session_client = call
-            .session_client
-            .map(|info| Cow::Owned(info.into_owned()));
-        let call = CheckedCall {
-            name,
-            session_client,
-            ..call
-        };
         // The stream's future tells it from here.
         told.hand_over();
-        let stream = streamed(lease.clone(), id, call, era, events, watch);
+        let stream = streamed(lease.clone(), id, call.into_owned(), era, events, watch);
         Handled::Stream(Box::new(stream))
     } else {
-        let (handled, outcome) = run(lease, &id, &call, era, None, out).await;
+        let (handled, outcome) = run(lease, (&id, era), &call, None, out).await;
         told.tell(outcome, (out.len() - written) as u64);
         handled
     }
@@ -125,9 +122,15 @@ fn streamed(
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
-        let told = UntilAnswered::new(watch.as_deref(), &lease, era, Some(&call_events));
+        let told = UntilAnswered {
+            watch: watch.as_deref(),
+            lease: &lease,
+            era,
+            stream: Some(&call_events),
+        };
         let mut out = Vec::with_capacity(256);
-        let (handled, outcome) = run(&lease, &id, &call, era, Some(&call_events), &mut out).await;
+        let events = Some(&call_events);
+        let (handled, outcome) = run(&lease, (&id, era), &call, events, &mut out).await;
         let response = match handled {
             Handled::Wrote(_) | Handled::Erred(..) => Some(out),
             // The response head is already sent: say it in the stream.
@@ -178,6 +181,20 @@ struct CheckedCall<'a> {
 }
 
 impl CheckedCall<'_> {
+    /// The call, owning what it borrowed: to run on a stream.
+    fn into_owned(self) -> CheckedCall<'static> {
+        CheckedCall {
+            name: Cow::Owned(self.name.into_owned()),
+            arguments: self.arguments,
+            progress_token: self.progress_token,
+            log_level: self.log_level,
+            meta: self.meta,
+            session_client: self
+                .session_client
+                .map(|info| Cow::Owned(info.into_owned())),
+        }
+    }
+
     /// What the tool is told of its request (`ToolCall::request`), for a
     /// call of `session` that runs on a stream or not (`streamed`).
     fn request(&self, session: SessionId, streamed: bool) -> RequestParts<'_> {
@@ -335,17 +352,12 @@ async fn check_param_headers(
 /// told the call came to.
 async fn run(
     lease: &Lease,
-    id: &Value,
+    (id, era): (&Value, Era),
     call: &CheckedCall<'_>,
-    era: Era,
     events: Option<&Arc<CallEvents>>,
     out: &mut Vec<u8>,
 ) -> (Handled, Outcome) {
-    let respond = Respond {
-        id,
-        era,
-        info: &lease.shared.info,
-    };
+    let answering = (id, era, &lease.shared.info);
     let changes = lease.session.list_changes();
     let before = changes.generation();
     let invocation = invoke(lease, id, call, events).await;
@@ -365,11 +377,11 @@ async fn run(
         Invocation::Cancelled => Handled::Silent,
         Invocation::Answered(outcome) => {
             let outcome = keep_output_schema_promise(lease, &call.name, era, outcome);
-            respond.result(out, ResultKind::Plain, |result| {
+            write_result(out, answering, ResultKind::Plain, |result| {
                 outcome.write_members(result, era)
             })
         }
-        Invocation::Failed(error, _) => respond.error(out, &error),
+        Invocation::Failed(error, _) => write_error(out, Some(id), &error, ReplyClass::Answer),
     };
     (handled, told)
 }

@@ -169,29 +169,14 @@ impl Watch {
 /// with what the call's stream (if any) had sent. Borrows all it holds,
 /// so the futures that carry it drop nothing but it.
 pub(super) struct UntilAnswered<'a> {
-    watch: Option<&'a Watch>,
-    lease: &'a Lease,
-    era: Era,
-    stream: Option<&'a CallEvents>,
+    pub(super) watch: Option<&'a Watch>,
+    pub(super) lease: &'a Lease,
+    pub(super) era: Era,
+    /// The events of the call's stream, when it runs on one.
+    pub(super) stream: Option<&'a CallEvents>,
 }
 
-impl<'a> UntilAnswered<'a> {
-    /// Until a call of `lease`'s session, served in `era` (on the stream
-    /// `stream` belongs to, if any), is answered.
-    pub(super) fn new(
-        watch: Option<&'a Watch>,
-        lease: &'a Lease,
-        era: Era,
-        stream: Option<&'a CallEvents>,
-    ) -> Self {
-        Self {
-            watch,
-            lease,
-            era,
-            stream,
-        }
-    }
-
+impl UntilAnswered<'_> {
     /// Tells the watch the call came to `outcome`, answered with
     /// `response_bytes`.
     pub(super) fn tell(mut self, outcome: Outcome, response_bytes: u64) {

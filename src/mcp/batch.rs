@@ -1,0 +1,94 @@
+//! 2025-03-26 batches: whether a body that is a JSON array may be read as
+//! one at all, and each member handled in order as a message of its own,
+//! the responses gathered into one array.
+
+use serde_json::Value;
+
+use super::reply::{Framing, Handled, Reply, ReplyClass};
+use super::{handle_message, told, RequestContext};
+use crate::jsonrpc::{self, code, json_scan, ErrorObject};
+use crate::protocol::era;
+use crate::state::{Lease, McpSessionHeader};
+
+/// A 2025-03-26 batch: each member handled in order, the responses gathered
+/// into one array (none for notifications).
+pub(super) async fn dispatch_batch(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    batch: Vec<Value>,
+) -> Reply {
+    if batch.is_empty() {
+        let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
+        return Reply::malformed(&error);
+    }
+    let request = RequestContext {
+        may_stream: false,
+        ..*context
+    };
+    let mut out = Vec::with_capacity(256);
+    out.push(b'[');
+    for member in batch {
+        let message = jsonrpc::classify(member);
+        match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
+            Handled::Wrote(_) | Handled::Erred(..) => out.push(b','),
+            // `may_stream` is false, so no member streams (and listening
+            // is modern, so never in a batch, nor is `initialize`).
+            Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
+            Handled::Initialized(_) => unreachable!("initialize is refused in a batch"),
+            Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
+        }
+    }
+    match out.last_mut() {
+        // The comma after the last response becomes the closing bracket.
+        Some(last @ b',') => *last = b']',
+        _ => return Reply::new(ReplyClass::Accepted, Vec::new()),
+    }
+    Reply::new(ReplyClass::Answer, out)
+}
+
+/// Whether a body that is a JSON array may be read as a batch at all:
+/// batches exist only in 2025-03-26, and one longer than `max_batch_len`
+/// is refused whole. Both are decided before the body is parsed (the length
+/// by counting its top-level members), so a refused batch costs no parse
+/// and none of it runs.
+fn admit_batch(
+    context: &RequestContext<'_>,
+    body: &[u8],
+    max_batch_len: usize,
+) -> Result<(), ErrorObject> {
+    if !era::allows_batch(context.headers.protocol_version, context.session.version()) {
+        return Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            "JSON-RPC batches are only allowed in MCP 2025-03-26",
+        ));
+    }
+    if json_scan::array_len_within(body, max_batch_len).is_none() {
+        return Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            format!("the batch has more than {max_batch_len} messages, the host's limit; none of it ran"),
+        )
+        .with_data(serde_json::json!({"maxBatchLength": max_batch_len})));
+    }
+    Ok(())
+}
+
+/// The reply to a body that is a JSON array and may not be read as a batch
+/// (told to the observer); `None` for any other body. Batches are legacy
+/// only: one that names an ended MCP session runs none of its members.
+pub(super) fn refused_batch(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    body: &[u8],
+) -> Option<Reply> {
+    if !body.trim_ascii_start().starts_with(b"[") {
+        return None;
+    }
+    if let Err(error) = admit_batch(context, body, lease.shared.config.max_batch_len) {
+        return Some(told(lease, context, Reply::malformed(&error), error.code));
+    }
+    if let McpSessionHeader::Unknown = context.session {
+        let reply = Reply::unknown_session();
+        return Some(told(lease, context, reply, code::SESSION_NOT_FOUND));
+    }
+    None
+}
