@@ -41,8 +41,9 @@ const MAX_CONNECTIONS_CEILING: usize = 1_000_000;
 /// `tests/stream_memory.rs` counts the costliest id allowed). A
 /// response that its client does not read is released after
 /// `write_stall_timeout`. Besides its connections, each open session holds
-/// at most `max_mcp_sessions_per_session` × 200 bytes of MCP sessions
-/// (3.2 KiB with the default), whatever its clients send.
+/// at most `max_mcp_sessions_per_session` MCP sessions, each a small
+/// record and its client's name and version (each at most 128
+/// characters), whatever its clients send.
 /// `tests/memory.rs` checks the bound with eight connections that each
 /// send the costliest request they can and never read.
 ///

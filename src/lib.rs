@@ -71,12 +71,12 @@
 //! - `auth/`: the bearer format and the lock-free revocation slab.
 //! - `jsonrpc/`: JSON-RPC envelopes, reading a body, writing JSON (one
 //!   small writer owns the punctuation of objects and arrays, but for the
-//!   batch's array, `mcp/mod.rs`, and the fixed modern `_meta` fragments
+//!   batch's array, `mcp/batch.rs`, and the fixed modern `_meta` fragments
 //!   rendered once at bind, `protocol/server_info.rs`).
 //! - `conn/`: a connection's supervision: admission, the peer's user, the
 //!   header read timeout, write stalls, graceful shutdown.
 //! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, panic
-//!   containment, base64.
+//!   containment, base64, the SSE frame of one message.
 //! - `observer.rs`: the window on every request ([`observe`]), the
 //!   [`SessionId`] it names sessions by, and the client a request names.
 //! - `trace_context.rs`: the W3C trace context of a request's `_meta`,

@@ -35,7 +35,8 @@
 //!   listener is not found at bind (another platform, a kernel without
 //!   `inet_diag`), the check is off: `ToolHost::checks_peer_user` says
 //!   which.
-//! - **`unsafe`**: the only `unsafe` in the crate is here, two calls: the C
+//! - **`unsafe`**: the only `unsafe` in the crate outside Windows is here
+//!   (on Windows, `session/owner_only_file.rs`'s Win32 calls), two calls: the C
 //!   library's `socket(2)` (std has no way to open a netlink socket, and the
 //!   crate takes no `libc` dependency; std already links the C library) and
 //!   taking ownership of the descriptor it returns. Everything after is

@@ -1,7 +1,7 @@
 //! Appending JSON to a response buffer. Every response the host writes is
 //! built into one `Vec<u8>`: objects and arrays through [`JsonWriter`],
 //! which owns their punctuation (but for a batch's array, framed by
-//! `mcp/mod.rs`, and the modern `_meta` fragments `protocol/server_info.rs`
+//! `mcp/batch.rs`, and the modern `_meta` fragments `protocol/server_info.rs`
 //! renders once at bind), and values either as the crate's own constant
 //! fragments or rendered by serde_json (`write_json`, `write_json_str`).
 

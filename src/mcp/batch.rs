@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
+use super::context::RequestContext;
+use super::message::{handle_message, told};
 use super::reply::{Framing, Handled, Reply, ReplyClass};
-use super::{handle_message, told, RequestContext};
 use crate::jsonrpc::{self, code, json_scan, ErrorObject};
 use crate::protocol::era;
 use crate::state::{Lease, McpSessionHeader};

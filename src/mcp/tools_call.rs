@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::context::RequestContext;
 use super::reply::{
     surface_panicked, write_error, write_result, Answer, Framing, Handled, ReplyClass, ResultKind,
     StreamedCall,
 };
 use super::watch::{UntilAnswered, Watch};
-use super::RequestContext;
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::observer::{Outcome, SessionId};
 use crate::protocol::param_headers;

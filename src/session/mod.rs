@@ -6,8 +6,9 @@
 //! capabilities, and config files (`agent_config.rs`), written only into
 //! private directories, on Linux checked by descriptor as they are walked
 //! (`private_file.rs`), on Windows with an owner-only access list
-//! (`owner_only_file.rs`); and [`Runner`], each agent tested and how it names
-//! tools to its model (`runner.rs`).
+//! (`owner_only_file.rs`); and [`Runner`], the four agents whose config
+//! files or tool names the crate knows, and how each names tools to its
+//! model (`runner.rs`).
 
 mod agent_config;
 mod mcp_servers;

@@ -19,8 +19,10 @@
 //!   request reaches once the bearer is revoked.
 //! - **Bounded**: at most `max_mcp_sessions_per_session` per bearer; minting
 //!   one more ends the oldest (its streams end, its id is 404 from then on),
-//!   so a client that re-initializes in a loop holds a fixed amount.
-//!   Each costs under 200 bytes.
+//!   so a client that re-initializes in a loop holds a fixed amount:
+//!   each is a small record, and the `clientInfo` its client gave, kept as
+//!   a JSON object of its name and version only, each at most 128
+//!   characters.
 //! - `DELETE` with an id ends that MCP session and its streams.
 //!
 //! Ids are compared in constant time anyway: cheap, and it keeps one
