@@ -32,9 +32,9 @@ use crate::util::{sse_event as event, BoxFuture};
 /// Least time between two progress events on one stream.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(25);
 
-/// One streamed tool call: its future (which yields the final response, or
-/// `None` when the call was cancelled and nothing more may be sent), its
-/// events and its timers. Every frame it sends while the call runs is
+/// One streamed tool call: its future (which yields the stream's last
+/// frames, its waiting events and final response, or none when the call
+/// was cancelled and nothing more may be sent), its events and its timers. Every frame it sends while the call runs is
 /// counted in the events (`CallEvents::count_sent`), for the host's
 /// observer; the call counts its last frames itself.
 pub(crate) struct SseCall {
