@@ -31,7 +31,6 @@
 mod support;
 
 use std::path::Path;
-use std::time::Duration;
 
 use embacle_tool_host::agent::Runner;
 use serde_json::{json, Value};
@@ -370,34 +369,10 @@ async fn claude_progress_keeps_a_long_tool_alive() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    for progress in [true, false] {
-        let arguments = match progress {
-            true => json!({"seconds": 45, "progress_every": 2}),
-            false => json!({"seconds": 45}),
-        };
-        let model = ScriptedModel::speaking(Api::Messages, long_task_script(arguments)).await;
-        let agent =
-            claude(&dir, &model, Mode::Auto).env("CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT", "10000");
-        let args = ["--prompt", LONG_TASK];
-        let run = run_long_task(&agent, &model, &args, Duration::from_secs(170)).await;
-        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
-        match progress {
-            true => assert!(
-                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
-                "kept alive by progress: {:?} {:?}\n{}",
-                run.ended,
-                run.agent_failed,
-                run.turn.stdout
-            ),
-            false => assert!(
-                run.deadline().is_some_and(|at| at < 44.0),
-                "stopped without progress: {:?} {:?}\n{}",
-                run.ended,
-                run.agent_failed,
-                run.turn.stdout
-            ),
-        }
-    }
+    let make = |model: &ScriptedModel| {
+        claude(&dir, model, Mode::Auto).env("CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT", "10000")
+    };
+    assert_progress_outlives_deadline(Api::Messages, 45, make, &[]).await;
     observe("Claude", "progress extends the deadline", "yes");
     observe(
         "Claude",

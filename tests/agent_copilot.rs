@@ -18,9 +18,8 @@
 mod support;
 
 use std::path::Path;
-use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use support::agents::{
     agents_dir, assert_two_sessions, demo_script, observe, observe_meta, observe_package, run_turn,
     run_turn_through, Agent, BearerSeen, Turn, ONE_AT_A_TIME, VAULT, WEATHER,
@@ -329,45 +328,14 @@ async fn copilot_progress_keeps_a_long_tool_alive() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    for progress in [true, false] {
-        let arguments = match progress {
-            true => json!({"seconds": 25, "progress_every": 2}),
-            false => json!({"seconds": 25}),
-        };
-        let model = ScriptedModel::start(long_task_script(arguments)).await;
-        let args = [
-            "--prompt",
-            LONG_TASK,
-            "--config-file",
-            "copilot-cli",
-            "--config-timeout-ms",
-            "10000",
-        ];
-        let run = run_long_task(
-            &copilot(&dir, &model),
-            &model,
-            &args,
-            Duration::from_secs(170),
-        )
-        .await;
-        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
-        match progress {
-            true => assert!(
-                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
-                "kept alive by progress: {:?} {:?}\n{}",
-                run.ended,
-                run.agent_failed,
-                run.turn.stdout
-            ),
-            false => assert!(
-                run.deadline().is_some_and(|at| at < 24.0),
-                "stopped without progress: {:?} {:?}\n{}",
-                run.ended,
-                run.agent_failed,
-                run.turn.stdout
-            ),
-        }
-    }
+    let args = [
+        "--config-file",
+        "copilot-cli",
+        "--config-timeout-ms",
+        "10000",
+    ];
+    let make = |model: &ScriptedModel| copilot(&dir, model);
+    assert_progress_outlives_deadline(Api::ChatCompletions, 25, make, &args).await;
     observe("Copilot", "progress extends the deadline", "yes");
     observe("Copilot", "raise the deadline", "`timeout` (ms)");
 }

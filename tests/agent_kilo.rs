@@ -19,7 +19,6 @@
 mod support;
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::agents::*;
@@ -217,37 +216,15 @@ async fn kilo_progress_keeps_a_long_tool_alive() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    for progress in [true, false] {
-        let arguments = match progress {
-            true => json!({"seconds": 25, "progress_every": 2}),
-            false => json!({"seconds": 25}),
-        };
-        let model = ScriptedModel::start(long_task_script(arguments)).await;
-        let agent = kilo(&dir, &model, false);
+    let make = |model: &ScriptedModel| {
+        let agent = kilo(&dir, model, false);
         let path = agent.home.path().join(".config/kilo/kilo.json");
         let mut config: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         config["experimental"] = json!({"mcp_timeout": 10_000});
         std::fs::write(&path, config.to_string()).unwrap();
-        let args = ["--prompt", LONG_TASK];
-        let run = run_long_task(&agent, &model, &args, Duration::from_secs(170)).await;
-        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
-        match progress {
-            true => assert!(
-                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
-                "kept alive by progress: {:?} {:?}\n{}",
-                run.ended,
-                run.agent_failed,
-                run.turn.stdout
-            ),
-            false => assert!(
-                run.deadline().is_some_and(|at| at < 24.0),
-                "stopped without progress: {:?} {:?}\n{}",
-                run.ended,
-                run.agent_failed,
-                run.turn.stdout
-            ),
-        }
-    }
+        agent
+    };
+    assert_progress_outlives_deadline(Api::ChatCompletions, 25, make, &[]).await;
     observe("Kilo", "progress extends the deadline", "yes");
     observe("Kilo", "raise the deadline", "`experimental.mcp_timeout`");
 }

@@ -207,3 +207,42 @@ pub async fn measure_deadline(
         );
     }
 }
+
+/// For an agent whose deadline `make` shortened well below `seconds`: a
+/// `long_task` of `seconds` reporting progress every 2 s is done, with no
+/// failure reported by the agent, and the same task silent is cut off
+/// before its time. `args` are `acp_turn`'s beside the prompt.
+pub async fn assert_progress_outlives_deadline(
+    api: Api,
+    seconds: u64,
+    make: impl Fn(&ScriptedModel) -> Agent,
+    args: &[&str],
+) {
+    for progress in [true, false] {
+        let arguments = match progress {
+            true => serde_json::json!({"seconds": seconds, "progress_every": 2}),
+            false => serde_json::json!({"seconds": seconds}),
+        };
+        let model = ScriptedModel::speaking(api, long_task_script(arguments)).await;
+        let mut all = vec!["--prompt", LONG_TASK];
+        all.extend_from_slice(args);
+        let run = run_long_task(&make(&model), &model, &all, Duration::from_secs(170)).await;
+        assert!(run.progress_reaches_client, "{}", run.turn.stdout);
+        match progress {
+            true => assert!(
+                matches!(run.ended, Ended::Done(_)) && run.agent_failed.is_none(),
+                "kept alive by progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+            false => assert!(
+                run.deadline().is_some_and(|at| at < seconds as f64 - 1.0),
+                "stopped without progress: {:?} {:?}\n{}",
+                run.ended,
+                run.agent_failed,
+                run.turn.stdout
+            ),
+        }
+    }
+}
