@@ -326,7 +326,7 @@ pub async fn run_concurrently(clients: Vec<Client>, calls: usize) {
     }
 }
 
-/// Prints one figure in the form `PERFORMANCE.md`'s generator collects.
+/// Prints one figure in the form `scripts/perf-page` collects for PERFORMANCE.md.
 pub fn report(name: &str, value: impl std::fmt::Display) {
     println!("FIGURE {name} = {value}");
 }

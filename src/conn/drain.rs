@@ -6,7 +6,7 @@
 //! lock each time: several times per request, for a signal sent once in a
 //! host's life. Here each connection registers its task's waker with the
 //! watch once (again only if its task's waker changes), and otherwise reads
-//! one atomic flag per poll (PERFORMANCE.md, "Fast paths re-judged", has
+//! one atomic flag per poll (benches/JOURNAL.md, "Fast paths re-judged", has
 //! what that is worth).
 
 use std::future::{poll_fn, Future};

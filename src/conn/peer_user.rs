@@ -14,7 +14,7 @@
 //!   socket, so the kernel answers from its connection hash table in O(1),
 //!   whatever the number of sockets on the machine. (The other source,
 //!   `/proc/net/tcp`, lists every socket of the namespace, so reading it
-//!   costs more the more connections a flood leaves behind: PERFORMANCE.md,
+//!   costs more the more connections a flood leaves behind: benches/JOURNAL.md,
 //!   "The peer-user check".) The socket is
 //!   non-blocking; the kernel queues its answer before the request's
 //!   `write` returns, so the `read` after it never waits.

@@ -57,8 +57,8 @@ static PLAIN: [bool; 256] = {
 ///
 /// Eight bytes at a time while eight remain, in one word: the strings of a
 /// usual body are short, and a word finds the end of most of them in one
-/// step where a byte loop takes one per byte (PERFORMANCE.md, "Fast paths
-/// re-judged").
+/// step where a byte loop takes one per byte (benches/JOURNAL.md, "Fast
+/// paths re-judged").
 #[inline(always)]
 fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
     let mut at = from;

@@ -151,7 +151,7 @@ pub(crate) fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
 /// Read through `str::parse`, as everywhere the host reads JSON: serde_json's
 /// `FromStr for Value` is not generic, so its parser is compiled once, in
 /// serde_json, rather than in this crate (on the embedder's critical path:
-/// see PERFORMANCE.md, "What embedding costs").
+/// see benches/JOURNAL.md, "What embedding costs").
 pub(super) fn member_value(raw: &str) -> Value {
     let value = raw.parse::<Value>();
     debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
