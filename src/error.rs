@@ -9,6 +9,7 @@
 //! deadline), an agent that cannot take an `http` server or reads no config
 //! file, and writing a config file.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
@@ -35,7 +36,11 @@ use std::io;
 /// );
 /// ```
 pub struct Error {
-    cause: Cause,
+    kind: ErrorKind,
+    /// What the message says beyond the kind: the refused field or tool
+    /// and why, or why an agent cannot be served. Private: the public
+    /// answer is [`ErrorKind`], which carries no text.
+    detail: Cow<'static, str>,
     source: Option<io::Error>,
 }
 
@@ -79,69 +84,54 @@ pub enum ErrorKind {
     ConfigFile,
 }
 
-/// What went wrong, with what the message needs. Private: the public
-/// answer is [`ErrorKind`], which carries no text.
-#[derive(Debug)]
-enum Cause {
-    /// The listener could not be bound.
-    Bind,
-    /// `bind` was called outside a Tokio runtime.
-    NoRuntime,
-    /// A `ToolHostConfig` field holds a value the host refuses.
-    InvalidConfig(std::borrow::Cow<'static, str>),
-    /// A tool descriptor or a surface's tool list is not valid.
-    InvalidTool(String),
-    /// The configured maximum of live sessions is reached.
-    SessionLimit,
-    /// The host has been shut down.
-    ShutDown,
-    /// A graceful shutdown's grace period passed with work still in flight.
-    ShutdownForced,
-    /// An agent cannot take the kind of MCP server the host is.
-    UnsupportedAgent(String),
-    /// A config file for an agent could not be written.
-    ConfigFile,
-}
-
 impl Error {
     pub(crate) fn bind(source: io::Error) -> Self {
-        Self::of(Cause::Bind, Some(source))
+        Self::of(ErrorKind::Bind, "", Some(source))
     }
 
     pub(crate) fn no_runtime() -> Self {
-        Self::of(Cause::NoRuntime, None)
+        Self::of(ErrorKind::NoRuntime, "", None)
     }
 
-    pub(crate) fn invalid_config(what: impl Into<std::borrow::Cow<'static, str>>) -> Self {
-        Self::of(Cause::InvalidConfig(what.into()), None)
+    pub(crate) fn invalid_config(what: impl Into<Cow<'static, str>>) -> Self {
+        Self::of(ErrorKind::InvalidConfig, what, None)
     }
 
     pub(crate) fn invalid_tool(what: impl Into<String>) -> Self {
-        Self::of(Cause::InvalidTool(what.into()), None)
+        Self::of(ErrorKind::InvalidTool, what.into(), None)
     }
 
     pub(crate) fn session_limit() -> Self {
-        Self::of(Cause::SessionLimit, None)
+        Self::of(ErrorKind::SessionLimit, "", None)
     }
 
     pub(crate) fn shut_down() -> Self {
-        Self::of(Cause::ShutDown, None)
+        Self::of(ErrorKind::ShutDown, "", None)
     }
 
     pub(crate) fn shutdown_forced() -> Self {
-        Self::of(Cause::ShutdownForced, None)
+        Self::of(ErrorKind::ShutdownForced, "", None)
     }
 
     pub(crate) fn unsupported_agent(why: String) -> Self {
-        Self::of(Cause::UnsupportedAgent(why), None)
+        Self::of(ErrorKind::UnsupportedAgent, why, None)
     }
 
     pub(crate) fn config_file(source: io::Error) -> Self {
-        Self::of(Cause::ConfigFile, Some(source))
+        Self::of(ErrorKind::ConfigFile, "", Some(source))
     }
 
-    fn of(cause: Cause, source: Option<io::Error>) -> Self {
-        Self { cause, source }
+    fn of(
+        kind: ErrorKind,
+        detail: impl Into<Cow<'static, str>>,
+        source: Option<io::Error>,
+    ) -> Self {
+        let detail = detail.into();
+        Self {
+            kind,
+            detail,
+            source,
+        }
     }
 
     /// What went wrong, as a [`ErrorKind`] to match on.
@@ -160,34 +150,27 @@ impl Error {
     /// # }
     /// ```
     pub fn kind(&self) -> ErrorKind {
-        match self.cause {
-            Cause::Bind => ErrorKind::Bind,
-            Cause::NoRuntime => ErrorKind::NoRuntime,
-            Cause::InvalidConfig(_) => ErrorKind::InvalidConfig,
-            Cause::InvalidTool(_) => ErrorKind::InvalidTool,
-            Cause::SessionLimit => ErrorKind::SessionLimit,
-            Cause::ShutDown => ErrorKind::ShutDown,
-            Cause::ShutdownForced => ErrorKind::ShutdownForced,
-            Cause::UnsupportedAgent(_) => ErrorKind::UnsupportedAgent,
-            Cause::ConfigFile => ErrorKind::ConfigFile,
-        }
+        self.kind
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.cause {
-            Cause::Bind => f.write_str("could not bind the tool host listener"),
-            Cause::NoRuntime => f.write_str("the tool host must be bound inside a tokio runtime"),
-            Cause::InvalidConfig(what) => write!(f, "invalid tool host config: {what}"),
-            Cause::InvalidTool(what) => write!(f, "invalid tool: {what}"),
-            Cause::SessionLimit => f.write_str("the tool host's session limit is reached"),
-            Cause::ShutDown => f.write_str("the tool host is shut down"),
-            Cause::ShutdownForced => {
+        let detail = &self.detail;
+        match self.kind {
+            ErrorKind::Bind => f.write_str("could not bind the tool host listener"),
+            ErrorKind::NoRuntime => {
+                f.write_str("the tool host must be bound inside a tokio runtime")
+            }
+            ErrorKind::InvalidConfig => write!(f, "invalid tool host config: {detail}"),
+            ErrorKind::InvalidTool => write!(f, "invalid tool: {detail}"),
+            ErrorKind::SessionLimit => f.write_str("the tool host's session limit is reached"),
+            ErrorKind::ShutDown => f.write_str("the tool host is shut down"),
+            ErrorKind::ShutdownForced => {
                 f.write_str("the shutdown's grace period passed before in-flight calls finished")
             }
-            Cause::UnsupportedAgent(why) => f.write_str(why),
-            Cause::ConfigFile => f.write_str("could not write the agent's MCP config file"),
+            ErrorKind::UnsupportedAgent => f.write_str(detail),
+            ErrorKind::ConfigFile => f.write_str("could not write the agent's MCP config file"),
         }
     }
 }

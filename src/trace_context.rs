@@ -175,24 +175,7 @@ const CLASSES: [u8; 256] = {
         if matches!(b, b' '..=b'~') && b != b',' && b != b'=' {
             class |= STATE_VALUE;
         }
-        let tchar = matches!(
-            b,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        );
-        if b.is_ascii_alphanumeric() || tchar {
+        if b.is_ascii_alphanumeric() || one_of(b, b"!#$%&'*+-.^_`|~") {
             class |= TOKEN;
         }
         if b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\') {
@@ -209,6 +192,19 @@ const CLASSES: [u8; 256] = {
 
 /// Whether every byte of `bytes` is of `class`. Never inlined: called on
 /// ranges of known length, it would be unrolled for each.
+/// Whether `b` is one of `set`'s bytes, in a `const` context (where
+/// `contains` cannot run): RFC 9110's `tchar` punctuation.
+const fn one_of(b: u8, set: &[u8]) -> bool {
+    let mut i = 0;
+    while i < set.len() {
+        if set[i] == b {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 #[inline(never)]
 fn all_in(bytes: &[u8], class: u8) -> bool {
     bytes.iter().all(|&b| CLASSES[usize::from(b)] & class != 0)
