@@ -3,15 +3,10 @@
 //! which owns their punctuation (but for a batch's array, framed by
 //! `mcp/batch.rs`, and the modern `_meta` fragments `protocol/server_info.rs`
 //! renders once at bind), and values either as the crate's own constant
-//! fragments or rendered by serde_json (`write_json`, `write_json_str`).
+//! fragments or rendered by serde_json ([`JsonWriter::value`],
+//! [`write_json_str`]).
 
 use serde_json::Value;
-
-/// Appends a value as compact JSON; writing a `Value` to a `Vec` cannot fail.
-#[inline]
-pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) {
-    let _ = serde_json::to_writer(&mut *out, value);
-}
 
 /// Appends a string as a JSON string literal, without copying it into a
 /// `Value` first.
@@ -117,10 +112,11 @@ impl<'a> JsonWriter<'a> {
         self
     }
 
-    /// The member `name` with `value`.
+    /// The member `name` with `value`, as compact JSON (writing a `Value`
+    /// to a `Vec` cannot fail).
     #[inline]
     pub(crate) fn value(&mut self, name: &str, value: &Value) -> &mut Self {
-        write_json(self.name(name), value);
+        let _ = serde_json::to_writer(self.name(name), value);
         self
     }
 
