@@ -35,11 +35,17 @@ impl<'a> JsonWriter<'a> {
     /// Opens an object: `{`.
     #[inline]
     pub(crate) fn object(out: &'a mut Vec<u8>) -> Self {
-        out.push(b'{');
+        Self::open(out, *b"{}")
+    }
+
+    /// Opens an object or an array, given its opening and closing bytes.
+    #[inline]
+    fn open(out: &'a mut Vec<u8>, [open, close]: [u8; 2]) -> Self {
+        out.push(open);
         Self {
             out,
             empty: true,
-            close: b'}',
+            close,
         }
     }
 
@@ -52,17 +58,6 @@ impl<'a> JsonWriter<'a> {
         object.out.extend_from_slice(members.as_bytes());
         object.empty = false;
         object
-    }
-
-    /// Opens an array: `[`.
-    #[inline]
-    pub(crate) fn array(out: &'a mut Vec<u8>) -> Self {
-        out.push(b'[');
-        Self {
-            out,
-            empty: true,
-            close: b']',
-        }
     }
 
     /// Starts the member `name` (`"name":`, after a comma when it is not
@@ -131,7 +126,7 @@ impl<'a> JsonWriter<'a> {
     /// takes.
     #[inline]
     pub(crate) fn array_in(&mut self, name: &str) -> JsonWriter<'_> {
-        JsonWriter::array(self.name(name))
+        JsonWriter::open(self.name(name), *b"[]")
     }
 
     /// Appends `text`, members already rendered with their leading comma
