@@ -38,22 +38,15 @@ const MAX_NUMBER_LEN: usize = 64;
 /// The deepest nesting the fast reading follows, the envelope being level 1.
 const MAX_DEPTH: usize = 100;
 
-/// Which bytes a string may hold as they are: all but `"`, `\\` and the
+/// Whether a string may hold `byte` as it is: all but `"`, `\\` and the
 /// control characters. (The body is already known to be UTF-8.)
-static PLAIN: [bool; 256] = {
-    let mut plain = [true; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        plain[byte] = false;
-        byte += 1;
-    }
-    plain[b'"' as usize] = false;
-    plain[b'\\' as usize] = false;
-    plain
-};
+#[inline(always)]
+fn is_plain(byte: u8) -> bool {
+    byte >= 0x20 && byte != b'"' && byte != b'\\'
+}
 
-/// How many [`PLAIN`] bytes `bytes` has from `from` on before one that is
-/// not; `None` when it ends first.
+/// How many [plain](is_plain) bytes `bytes` has from `from` on before one
+/// that is not; `None` when it ends first.
 ///
 /// Eight bytes at a time while eight remain, in one word: the strings of a
 /// usual body are short, and a word finds the end of most of them in one
@@ -70,15 +63,12 @@ fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
             special => return Some(at - from + special),
         }
     }
-    let rest = bytes
-        .get(at..)?
-        .iter()
-        .position(|&b| !PLAIN[usize::from(b)])?;
+    let rest = bytes.get(at..)?.iter().position(|&b| !is_plain(b))?;
     Some(at - from + rest)
 }
 
 /// The position (0 to 7) of the first byte of `word`, first byte lowest,
-/// that is not [`PLAIN`]; 8 when all are.
+/// that is not [plain](is_plain); 8 when all are.
 ///
 /// `below(x, n)` sets the high bit of the bytes of `x` under `n` (n ≤ 0x80):
 /// subtracting `n` from each byte borrows out of exactly those, and `!x`
@@ -204,11 +194,18 @@ impl<'a> Scanner<'a> {
         (self.next()? == byte).then_some(())
     }
 
+    /// Moves past the byte at the cursor when `wanted` accepts it; whether
+    /// it did.
+    #[inline(always)]
+    fn eat(&mut self, wanted: impl Fn(u8) -> bool) -> bool {
+        let hit = self.peek().is_some_and(wanted);
+        self.pos += usize::from(hit);
+        hit
+    }
+
     #[inline(always)]
     fn whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
+        while self.eat(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {}
     }
 
     /// An object at the cursor, whose keys have no escapes: `member` gets
@@ -216,8 +213,7 @@ impl<'a> Scanner<'a> {
     fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.expect(b'{')?;
         self.whitespace();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
+        if self.eat(|b| b == b'}') {
             return Some(());
         }
         loop {
@@ -299,9 +295,7 @@ impl<'a> Scanner<'a> {
                     // Empty: its closing bracket is read below, as any
                     // container's is.
                 }
-                b'"' => {
-                    self.string()?;
-                }
+                b'"' => _ = self.string()?,
                 b'-' | b'0'..=b'9' => self.number()?,
                 b't' => self.literal("true")?,
                 b'f' => self.literal("false")?,
@@ -368,66 +362,44 @@ impl<'a> Scanner<'a> {
 
     /// The four hex digits of `\uXXXX`, outside the surrogates.
     fn unicode_escape(&mut self) -> Option<()> {
-        let digits = self.text.as_bytes().get(self.pos..self.pos + 4)?;
-        if !digits.iter().all(u8::is_ascii_hexdigit) {
-            return None;
-        }
-        // Hex digits are ASCII, so they are text.
-        let unit = u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()?;
-        if (0xD800..=0xDFFF).contains(&unit) {
-            return None;
-        }
-        self.pos += 4;
-        Some(())
+        let digits = self.text.get(self.pos..self.pos + 4)?;
+        let unit = u16::from_str_radix(digits, 16).ok()?;
+        // `from_str_radix` takes a leading `+` too, which JSON does not.
+        let valid = !digits.starts_with('+') && !(0xD800..=0xDFFF).contains(&unit);
+        valid.then(|| self.pos += 4)
     }
 
     /// A number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]{1,2})?`.
     fn number(&mut self) -> Option<()> {
         let start = self.pos;
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
+        self.eat(|b| b == b'-');
         match self.next()? {
             b'0' => {}
-            b'1'..=b'9' => self.digits(),
+            b'1'..=b'9' => _ = self.digits(),
             _ => return None,
         }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            self.at_least_one_digit()?;
+        if self.eat(|b| b == b'.') && self.digits() == 0 {
+            return None;
         }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            let exponent = self.pos;
-            self.at_least_one_digit()?;
-            if self.pos - exponent > 2 {
+        if self.eat(|b| matches!(b, b'e' | b'E')) {
+            self.eat(|b| matches!(b, b'+' | b'-'));
+            if !(1..=2).contains(&self.digits()) {
                 return None;
             }
         }
         (self.pos - start <= MAX_NUMBER_LEN).then_some(())
     }
 
-    fn digits(&mut self) {
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn at_least_one_digit(&mut self) -> Option<()> {
+    /// Moves past a run of digits; how many there were.
+    fn digits(&mut self) -> usize {
         let start = self.pos;
-        self.digits();
-        (self.pos > start).then_some(())
+        while self.eat(|b| b.is_ascii_digit()) {}
+        self.pos - start
     }
 
     fn literal(&mut self, word: &str) -> Option<()> {
-        if !self.text.as_bytes()[self.pos..].starts_with(word.as_bytes()) {
-            return None;
-        }
-        self.pos += word.len();
-        Some(())
+        let found = self.text.as_bytes()[self.pos..].starts_with(word.as_bytes());
+        found.then(|| self.pos += word.len())
     }
 }
 
@@ -435,14 +407,14 @@ impl<'a> Scanner<'a> {
 mod tests {
     use super::*;
 
-    /// The word test finds what a byte-by-byte reading of [`PLAIN`] finds,
+    /// The word test finds what a byte-by-byte reading of [`is_plain`] finds,
     /// for every byte value in every position of a word, behind plain
     /// bytes and behind other special ones, and across the tail that is
     /// read byte by byte.
     #[test]
     fn plain_runs_agree_with_the_table() {
         let reference =
-            |bytes: &[u8], from: usize| bytes[from..].iter().position(|&b| !PLAIN[usize::from(b)]);
+            |bytes: &[u8], from: usize| bytes[from..].iter().position(|&b| !is_plain(b));
         let bases: [&[u8]; 6] = [
             b"abcdefghijklmnopq",
             b"\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9",

@@ -3,15 +3,10 @@
 //! which owns their punctuation (but for a batch's array, framed by
 //! `mcp/batch.rs`, and the modern `_meta` fragments `protocol/server_info.rs`
 //! renders once at bind), and values either as the crate's own constant
-//! fragments or rendered by serde_json (`write_json`, `write_json_str`).
+//! fragments or rendered by serde_json ([`JsonWriter::value`],
+//! [`write_json_str`]).
 
 use serde_json::Value;
-
-/// Appends a value as compact JSON; writing a `Value` to a `Vec` cannot fail.
-#[inline]
-pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) {
-    let _ = serde_json::to_writer(&mut *out, value);
-}
 
 /// Appends a string as a JSON string literal, without copying it into a
 /// `Value` first.
@@ -40,11 +35,17 @@ impl<'a> JsonWriter<'a> {
     /// Opens an object: `{`.
     #[inline]
     pub(crate) fn object(out: &'a mut Vec<u8>) -> Self {
-        out.push(b'{');
+        Self::open(out, *b"{}")
+    }
+
+    /// Opens an object or an array, given its opening and closing bytes.
+    #[inline]
+    fn open(out: &'a mut Vec<u8>, [open, close]: [u8; 2]) -> Self {
+        out.push(open);
         Self {
             out,
             empty: true,
-            close: b'}',
+            close,
         }
     }
 
@@ -57,17 +58,6 @@ impl<'a> JsonWriter<'a> {
         object.out.extend_from_slice(members.as_bytes());
         object.empty = false;
         object
-    }
-
-    /// Opens an array: `[`.
-    #[inline]
-    pub(crate) fn array(out: &'a mut Vec<u8>) -> Self {
-        out.push(b'[');
-        Self {
-            out,
-            empty: true,
-            close: b']',
-        }
     }
 
     /// Starts the member `name` (`"name":`, after a comma when it is not
@@ -117,10 +107,11 @@ impl<'a> JsonWriter<'a> {
         self
     }
 
-    /// The member `name` with `value`.
+    /// The member `name` with `value`, as compact JSON (writing a `Value`
+    /// to a `Vec` cannot fail).
     #[inline]
     pub(crate) fn value(&mut self, name: &str, value: &Value) -> &mut Self {
-        write_json(self.name(name), value);
+        let _ = serde_json::to_writer(self.name(name), value);
         self
     }
 
@@ -135,7 +126,7 @@ impl<'a> JsonWriter<'a> {
     /// takes.
     #[inline]
     pub(crate) fn array_in(&mut self, name: &str) -> JsonWriter<'_> {
-        JsonWriter::array(self.name(name))
+        JsonWriter::open(self.name(name), *b"[]")
     }
 
     /// Appends `text`, members already rendered with their leading comma

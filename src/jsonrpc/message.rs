@@ -162,15 +162,14 @@ pub(super) fn member_value(raw: &str) -> Value {
 /// when it is not a string.
 pub(super) fn raw_string(raw: &str) -> Option<Cow<'_, str>> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        // Read as a `Value`, the one type the host ever deserializes:
-        // reading a `String` would compile a second parser, with serde's
-        // error messages for every other type (and its float formatting).
-        match raw.parse::<Value>() {
-            Ok(Value::String(text)) => Some(Cow::Owned(text)),
-            _ => None,
-        }
-    } else {
-        Some(Cow::Borrowed(inner))
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    // Read as a `Value`, the one type the host ever deserializes: reading a
+    // `String` would compile a second parser, with serde's error messages
+    // for every other type (and its float formatting).
+    match raw.parse::<Value>() {
+        Ok(Value::String(text)) => Some(Cow::Owned(text)),
+        _ => None,
     }
 }

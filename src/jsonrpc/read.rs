@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+#[cfg(any(test, feature = "bench-internals"))]
+use serde_json::json;
 use serde_json::Value;
 
 #[cfg(test)]
@@ -83,20 +85,13 @@ struct Members<'a> {
     id: Option<Value>,
     /// Whether `jsonrpc` is the string `"2.0"`.
     version_2_0: bool,
-    method: Option<Result<Cow<'a, str>, NotAString>>,
-    params: Option<ParamsMember<'a>>,
+    /// The `method` member: `Some(None)` when it is not a string.
+    method: Option<Option<Cow<'a, str>>>,
+    /// The `params` member: an object, or else the code of the error a
+    /// request with it gets (`-32602` for an array, `-32600` otherwise).
+    params: Option<Result<Params<'a>, i32>>,
     /// Whether a `result` or `error` member is present.
     answers: bool,
-}
-
-/// A member that should have been a string and is something else.
-struct NotAString;
-
-/// What the `params` member holds.
-enum ParamsMember<'a> {
-    Object(Params<'a>),
-    Array,
-    Other,
 }
 
 /// Classifies one parsed JSON value by its members (JSON-RPC 2.0 §4, §5).
@@ -105,17 +100,17 @@ pub(crate) fn classify(value: Value) -> Message<'static> {
         return invalid(None, "a JSON-RPC message must be a JSON object");
     };
     let method = take(&mut object, "method").map(|method| match method {
-        Value::String(method) => Ok(Cow::Owned(method)),
-        _ => Err(NotAString),
+        Value::String(method) => Some(Cow::Owned(method)),
+        _ => None,
     });
     classify_members(Members {
         id: take(&mut object, "id"),
         version_2_0: object.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
         method,
         params: take(&mut object, "params").map(|params| match params {
-            Value::Object(params) => ParamsMember::Object(Params::Owned(params)),
-            Value::Array(_) => ParamsMember::Array,
-            _ => ParamsMember::Other,
+            Value::Object(params) => Ok(Params::Owned(params)),
+            Value::Array(_) => Err(code::INVALID_PARAMS),
+            _ => Err(code::INVALID_REQUEST),
         }),
         answers: object.contains_key("result") || object.contains_key("error"),
     })
@@ -128,18 +123,15 @@ fn classify_envelope<'a>(
     envelope: Envelope<'a>,
     members: &'a RawMembers<'a>,
 ) -> Option<Message<'a>> {
-    let id: Option<Value> = envelope.id.map(str::parse::<Value>).transpose().ok()?;
-    let method = envelope.method.map(|raw| raw_string(raw).ok_or(NotAString));
-    let params = envelope.params.map(|params| match params {
-        RawParams::Object => ParamsMember::Object(Params::Raw(members)),
-        RawParams::Array => ParamsMember::Array,
-        RawParams::Scalar => ParamsMember::Other,
-    });
     Some(classify_members(Members {
-        id,
+        id: envelope.id.map(str::parse::<Value>).transpose().ok()?,
         version_2_0: envelope.jsonrpc.and_then(raw_string).as_deref() == Some("2.0"),
-        method,
-        params,
+        method: envelope.method.map(raw_string),
+        params: envelope.params.map(|params| match params {
+            RawParams::Object => Ok(Params::Raw(members)),
+            RawParams::Array => Err(code::INVALID_PARAMS),
+            RawParams::Scalar => Err(code::INVALID_REQUEST),
+        }),
         answers: envelope.answers,
     }))
 }
@@ -162,8 +154,8 @@ fn classify_members(members: Members<'_>) -> Message<'_> {
         return invalid(id, "the jsonrpc member must be \"2.0\"");
     }
     let method = match members.method {
-        Some(Ok(method)) => method,
-        Some(Err(NotAString)) => return invalid(id, "method must be a string"),
+        Some(Some(method)) => method,
+        Some(None) => return invalid(id, "method must be a string"),
         None => {
             return match id {
                 Some(_) if members.answers => Message::Response,
@@ -174,25 +166,20 @@ fn classify_members(members: Members<'_>) -> Message<'_> {
             };
         }
     };
+    let params = members.params.transpose();
     let Some(id) = id else {
-        let params = match members.params {
-            Some(ParamsMember::Object(params)) => Some(params),
-            _ => None,
-        };
+        // A notification is never answered: params that are not an object
+        // are dropped rather than refused.
+        let params = params.ok().flatten();
         return Message::Notification { method, params };
     };
-    let params = match members.params {
-        None => None,
-        Some(ParamsMember::Object(params)) => Some(params),
-        Some(ParamsMember::Array) => {
-            return Message::Invalid {
-                id: Some(id),
-                error: ErrorObject::new(code::INVALID_PARAMS, "params must be an object"),
-            }
-        }
-        Some(ParamsMember::Other) => return invalid(Some(id), "params must be an object"),
-    };
-    Message::Request(Request { id, method, params })
+    match params {
+        Ok(params) => Message::Request(Request { id, method, params }),
+        Err(code) => Message::Invalid {
+            id: Some(id),
+            error: ErrorObject::new(code, "params must be an object"),
+        },
+    }
 }
 
 fn invalid(id: Option<Value>, message: &'static str) -> Message<'static> {
@@ -202,46 +189,25 @@ fn invalid(id: Option<Value>, message: &'static str) -> Message<'static> {
     }
 }
 
-/// A message's kind, id, error code, method and params, comparable.
+/// A message's kind, id, error code, method and params, comparable:
+/// `[kind, id, code, method, params]`, `null` where the kind has none.
 #[cfg(any(test, feature = "bench-internals"))]
-type Summary = (
-    String,
-    Option<Value>,
-    Option<i32>,
-    Option<String>,
-    Option<Value>,
-);
-
-#[cfg(any(test, feature = "bench-internals"))]
-fn summary(message: Message<'_>) -> Summary {
-    let params = |p: Option<Params<'_>>| {
-        p.map(|p| match p {
-            Params::Raw(members) => Value::Object(
-                members
-                    .iter()
-                    .map(|(key, raw)| (key.to_owned(), member_value(raw)))
-                    .collect(),
-            ),
-            Params::Owned(m) => Value::Object(m),
-        })
+fn summary(message: Message<'_>) -> Value {
+    let params = |params: Option<Params<'_>>| match params {
+        Some(Params::Raw(members)) => members
+            .iter()
+            .map(|(key, raw)| (key, member_value(raw)))
+            .collect(),
+        Some(Params::Owned(members)) => Value::Object(members),
+        None => Value::Null,
     };
     match message {
-        Message::Request(r) => (
-            "request".into(),
-            Some(r.id),
-            None,
-            Some(r.method.into_owned()),
-            params(r.params),
-        ),
-        Message::Notification { method, params: p } => (
-            "notification".into(),
-            None,
-            None,
-            Some(method.into_owned()),
-            params(p),
-        ),
-        Message::Response => ("response".into(), None, None, None, None),
-        Message::Invalid { id, error } => ("invalid".into(), id, Some(error.code), None, None),
+        Message::Request(r) => json!(["request", r.id, null, r.method, params(r.params)]),
+        Message::Notification { method, params: p } => {
+            json!(["notification", null, null, method, params(p)])
+        }
+        Message::Response => json!(["response", null, null, null, null]),
+        Message::Invalid { id, error } => json!(["invalid", id, error.code, null, null]),
     }
 }
 
@@ -284,19 +250,21 @@ mod tests {
     use serde_json::json;
 
     /// Reads a body both ways and checks they agree; returns its summary.
-    fn both_ways(body: &[u8]) -> Summary {
+    fn both_ways(body: &[u8]) -> Value {
         assert!(reads_agree(body), "{}", String::from_utf8_lossy(body));
         match parse(body, &mut RawMembers::default()) {
             Parsed::Single(message) => summary(message),
-            Parsed::Batch(_) => ("batch".into(), None, None, None, None),
-            Parsed::NotJson => ("not json".into(), None, None, None, None),
-            Parsed::NumberOutOfRange => ("number out of range".into(), None, None, None, None),
+            Parsed::Batch(_) => json!(["batch", null, null, null, null]),
+            Parsed::NotJson => json!(["not json", null, null, null, null]),
+            Parsed::NumberOutOfRange => json!(["number out of range", null, null, null, null]),
         }
     }
 
     fn kind(value: Value) -> (String, Option<Value>, Option<i32>) {
-        let (kind, id, code, _, _) = both_ways(value.to_string().as_bytes());
-        (kind, id, code)
+        let summary = both_ways(value.to_string().as_bytes());
+        let id = Some(summary[1].clone()).filter(|id| !id.is_null());
+        let code = summary[2].as_i64().map(|code| code as i32);
+        (summary[0].as_str().unwrap().to_owned(), id, code)
     }
 
     /// The classification table of the spec digest (§5), row by row.

@@ -115,7 +115,7 @@ impl ContentBlock {
         // falls back to) opens with its type already rendered.
         let mut block = match &self.kind {
             BlockKind::Text(_) => JsonWriter::object_starting(out, TEXT_TYPE),
-            BlockKind::ResourceLink(_) if !era.has_resource_links() => {
+            BlockKind::ResourceLink(_) if !era.since_2025_06_18() => {
                 JsonWriter::object_starting(out, TEXT_TYPE)
             }
             _ => JsonWriter::object(out),
@@ -130,7 +130,7 @@ impl ContentBlock {
             BlockKind::Audio { data, mime_type } => {
                 write_media(&mut block, "audio", data, mime_type);
             }
-            BlockKind::ResourceLink(link) if era.has_resource_links() => link.write(&mut block),
+            BlockKind::ResourceLink(link) if era.since_2025_06_18() => link.write(&mut block),
             BlockKind::ResourceLink(link) => {
                 block.str("text", &link.fallback_text());
             }
@@ -418,7 +418,7 @@ impl Annotations {
         let last_modified = self
             .last_modified
             .as_deref()
-            .filter(|_| era.has_last_modified());
+            .filter(|_| era.since_2025_06_18());
         if self.audience.is_empty() && self.priority.is_none() && last_modified.is_none() {
             return;
         }

@@ -91,8 +91,9 @@ impl Era {
     }
 
     /// Whether the revision is 2025-06-18 or later: the one that added
-    /// resource links, `lastModified` annotations and `structuredContent`.
-    fn since_2025_06_18(self) -> bool {
+    /// the `resource_link` content block, `lastModified` in content
+    /// annotations, and `structuredContent`.
+    pub(crate) fn since_2025_06_18(self) -> bool {
         // Revisions are dates, so they order as strings do.
         self.version() >= "2025-06-18"
     }
@@ -100,16 +101,6 @@ impl Era {
     /// Whether the revision defines `structuredContent` (and so a tool's
     /// `outputSchema`): 2025-06-18 and later.
     pub(crate) fn has_structured_content(self) -> bool {
-        self.since_2025_06_18()
-    }
-
-    /// Whether the revision defines the `resource_link` content block.
-    pub(crate) fn has_resource_links(self) -> bool {
-        self.since_2025_06_18()
-    }
-
-    /// Whether content annotations may carry `lastModified`.
-    pub(crate) fn has_last_modified(self) -> bool {
         self.since_2025_06_18()
     }
 
@@ -299,11 +290,7 @@ pub(crate) fn decode_header_value(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
 
 /// Every version this host speaks, newest first.
 pub(crate) fn supported_versions() -> Vec<&'static str> {
-    MODERN_VERSIONS
-        .iter()
-        .chain(&LEGACY_VERSIONS)
-        .copied()
-        .collect()
+    [&MODERN_VERSIONS[..], &LEGACY_VERSIONS].concat()
 }
 
 /// The version `initialize` answers with: the client's when the host speaks
@@ -311,9 +298,8 @@ pub(crate) fn supported_versions() -> Vec<&'static str> {
 /// negotiated through `initialize`; it needs no negotiation.)
 pub(crate) fn negotiate(requested: &str) -> &'static str {
     LEGACY_VERSIONS
-        .iter()
-        .find(|v| **v == requested)
-        .copied()
+        .into_iter()
+        .find(|v| *v == requested)
         .unwrap_or(LEGACY_VERSIONS[0])
 }
 
