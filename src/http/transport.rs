@@ -40,10 +40,10 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
-use hyper::body::{Bytes, Incoming};
+use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
-use hyper::service::service_fn;
+use hyper::service::{service_fn, Service};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
@@ -59,10 +59,10 @@ use crate::http::response_body::{json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
-use crate::observer::{Observation, Outcome, SessionId};
+use crate::observer::{Observation, Observer, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, Shared};
-use crate::state::{McpSession, McpSessionHeader, StreamRefused};
+use crate::state::{McpSessionHeader, StreamRefused};
 use crate::util::waiting_at_most;
 
 /// The one MCP endpoint.
@@ -98,12 +98,8 @@ pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<Write
 pub(crate) fn connection_service(
     shared: Arc<Shared>,
     connection: Arc<Connection>,
-) -> impl hyper::service::Service<
-    hyper::Request<hyper::body::Incoming>,
-    Response = hyper::Response<ResponseBody>,
-    Error = Infallible,
-    Future = impl std::future::Future<Output = Result<hyper::Response<ResponseBody>, Infallible>> + Send,
-> {
+) -> impl Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible, Future: Send>
+{
     service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
 }
 
@@ -125,8 +121,8 @@ pub(crate) async fn serve(
         Ok(response) => response,
         Err(rejection) => {
             let response = rejection.into_response();
-            if let Some(since) = since {
-                tell_rejected(&shared, session, since, &response);
+            if let (Some(observer), Some(since)) = (&shared.config.observer, since) {
+                tell_rejected(observer, session, since, &response);
             }
             response
         }
@@ -142,57 +138,47 @@ pub(crate) async fn serve(
 #[cold]
 #[inline(never)]
 fn tell_rejected(
-    shared: &Shared,
+    observer: &Observer,
     session: Option<SessionId>,
     since: Instant,
     response: &Response<ResponseBody>,
 ) {
-    let Some(observer) = &shared.config.observer else {
-        return;
-    };
     let status = response.status().as_u16();
     if session.is_none() {
         return observer.count_refusal(status);
     }
-    let outcome = Outcome::Rejected { status };
     observer.tell(&Observation {
-        response_bytes: hyper::body::Body::size_hint(response.body())
-            .exact()
-            .unwrap_or(0),
-        ..Observation::bare(session, since.elapsed(), outcome)
+        response_bytes: response.body().size_hint().exact().unwrap_or(0),
+        ..Observation::bare(session, since.elapsed(), Outcome::Rejected { status })
     });
 }
 
-/// Step 3's first half, on a request that carries `Authorization`: when
-/// the host checks, the kernel must say the host's own user opened the
-/// connection (asked once per connection). Before the bearer is looked at,
-/// so another user gets the same 403 for a live bearer and a dead one.
-fn check_peer_user(
-    shared: &Shared,
-    connection: &Connection,
-    authorization: Header<'_>,
-) -> Result<(), Rejection> {
-    match shared.peer_user {
-        Some(uid) if authorization != Header::Absent && !connection.comes_from(uid) => {
-            Err(Rejection::OtherUser)
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Step 3's second half: the request is charged to the session whose
-/// bearer it presents, within its share (`conn/session_share.rs`).
-fn charge_connection(
-    shared: &Shared,
+/// Step 3. On a request that carries `Authorization`, when the host
+/// checks, the kernel must say the host's own user opened the connection
+/// (asked once per connection), before the bearer is looked at, so another
+/// user gets the same 403 for a live bearer and a dead one. Then one
+/// well-formed, live bearer (two `Authorization` headers are ambiguous, so
+/// neither counts), which sets `session`; then the request is charged to
+/// that bearer's session, within its share (`conn/session_share.rs`).
+fn authenticate(
+    shared: &Arc<Shared>,
     connection: &Arc<Connection>,
-    lease: &Lease,
-) -> Result<(), Rejection> {
-    let limit = || shared.config.connections_per_session();
-    if connection.authenticate(lease.session.connections(), limit) {
-        Ok(())
-    } else {
-        Err(Rejection::SessionFull)
+    authorization: Header<'_>,
+    session: &mut Option<SessionId>,
+) -> Result<Lease, Rejection> {
+    let other_user = |uid| authorization != Header::Absent && !connection.comes_from(uid);
+    if shared.peer_user.is_some_and(other_user) {
+        return Err(Rejection::OtherUser);
     }
+    let bearer = authorization.value().and_then(Bearer::parse_header);
+    let lease = bearer.and_then(|bearer| Lease::acquire(shared, &bearer));
+    let lease = lease.ok_or(Rejection::Unauthorized)?;
+    *session = Some(lease.session.id());
+    let limit = || shared.config.connections_per_session();
+    if !connection.authenticate(lease.session.connections(), limit) {
+        return Err(Rejection::SessionFull);
+    }
+    Ok(lease)
 }
 
 /// The steps of the table above, in order; `since`, for the observer, is
@@ -212,11 +198,12 @@ async fn serve_checked(
     if parts.uri.path() != ENDPOINT {
         return Err(Rejection::NotFound);
     }
-    check_peer_user(shared, connection, headers.authorization)?;
-    let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
-    *session = Some(lease.session.id());
-    charge_connection(shared, connection, &lease)?;
-    let mcp_session = find_mcp_session(&lease, headers.session_id)?;
+    let lease = authenticate(shared, connection, headers.authorization, session)?;
+    // Step 4's lookup among this bearer's MCP sessions only (an id minted
+    // under another bearer is unknown here).
+    let why = "Bad request: more than one Mcp-Session-Id header";
+    let mcp_session = at_most_one(headers.session_id, why)?;
+    let mcp_session = mcp_session.map(|id| lease.session.mcp_sessions().find(id));
     let mcp_session_header = match &mcp_session {
         None => McpSessionHeader::Absent,
         Some(Some(known)) => McpSessionHeader::Known(known),
@@ -234,7 +221,7 @@ async fn serve_checked(
         });
     }
     check_content_headers(&headers)?;
-    let body = read_body(shared, headers.content_length, body).await?;
+    let body = read_body(shared, body).await?;
     // No allocation when there are none, the usual case.
     let params = match headers.has_params {
         true => request_headers::params(&parts.headers),
@@ -254,17 +241,6 @@ async fn serve_checked(
     };
     let reply = mcp::dispatch(&lease, &context, &body).await;
     Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))
-}
-
-/// Step 4's lookup of `Mcp-Session-Id` among this bearer's MCP sessions
-/// only (an id minted under another bearer is unknown here): `None`
-/// without the header, `Some(None)` for an id that names no open one.
-fn find_mcp_session(
-    lease: &Lease,
-    header: Header<'_>,
-) -> Result<Option<Option<Arc<McpSession>>>, Rejection> {
-    let id = at_most_one(header, "Bad request: more than one Mcp-Session-Id header")?;
-    Ok(id.map(|id| lease.session.mcp_sessions().find(id)))
 }
 
 /// A header that may appear at most once: its value, if sent; sent twice,
@@ -400,13 +376,11 @@ fn check_content_headers(headers: &RequestHeaders<'_>) -> Result<(), Rejection> 
 
 /// Step 7: the whole body, within `max_body_bytes` and `body_read_timeout`,
 /// and parseable within `max_parsed_bytes`.
-async fn read_body(
-    shared: &Shared,
-    content_length: Header<'_>,
-    body: Incoming,
-) -> Result<Bytes, Rejection> {
+async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> {
     let limit = shared.config.max_body_bytes;
-    if declared_length(content_length).is_some_and(|n| n > limit as u64) {
+    // hyper has read `Content-Length` already (and refused one it cannot
+    // frame the body by): a declared length is the body's exact size.
+    if body.size_hint().lower() > limit as u64 {
         return Err(Rejection::PayloadTooLarge);
     }
     let read = request_body::read_whole(body, limit);
@@ -439,20 +413,6 @@ fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseB
         ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
     };
     Ok(json(status, body))
-}
-
-/// Step 3: one well-formed, live bearer, or nothing. Two `Authorization`
-/// headers are ambiguous, so neither counts.
-fn authenticate(shared: &Arc<Shared>, authorization: Header<'_>) -> Option<Lease> {
-    let bearer = Bearer::parse_header(authorization.value()?)?;
-    Lease::acquire(shared, &bearer)
-}
-
-fn declared_length(content_length: Header<'_>) -> Option<u64> {
-    std::str::from_utf8(content_length.value()?)
-        .ok()?
-        .parse()
-        .ok()
 }
 
 /// A 200 SSE response with a streaming `body`.
