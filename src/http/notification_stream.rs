@@ -31,8 +31,7 @@ use tokio::sync::Notify;
 use crate::http::sse::KeepAlive;
 use crate::mcp::Subscription;
 use crate::state::AnnouncementWindow;
-use crate::util::sse_event as event;
-use crate::util::Latch;
+use crate::util::{sse_event as event, Latch};
 
 /// One open notification stream.
 pub(crate) struct NotificationStream {

@@ -58,9 +58,11 @@ impl Rejection {
         }
     }
 
-    /// The message of the JSON-RPC error the body carries.
-    fn message(self) -> &'static str {
-        match self {
+    /// The JSON-RPC error the body carries: `-32600` with the rejection's
+    /// message, but for an unknown session (`-32001`) and a stream past the
+    /// limit (the same error a listen past the limit gets, with its data).
+    fn error(self) -> ErrorObject {
+        let message = match self {
             Self::Forbidden(why) | Self::Ambiguous(why) => why,
             Self::NotFound => "Not found: the MCP endpoint is /mcp",
             Self::OtherUser => {
@@ -76,10 +78,11 @@ impl Rejection {
             Self::MethodNotAllowed { get: true } => {
                 "Method not allowed: this endpoint takes POST, GET with Accept: text/event-stream, and DELETE with an Mcp-Session-Id to end that MCP session"
             }
-            Self::UnknownSession => "Session not found: initialize again for a new Mcp-Session-Id",
-            Self::TooManyStreams(_) => {
-                "Conflict: this session has as many open streams as the host allows"
+            Self::UnknownSession => {
+                let message = "Session not found: initialize again for a new Mcp-Session-Id";
+                return ErrorObject::new(code::SESSION_NOT_FOUND, message);
             }
+            Self::TooManyStreams(limit) => return mcp::too_many_streams(limit),
             Self::UnsupportedMediaType => {
                 "Unsupported media type: Content-Type must be application/json"
             }
@@ -90,7 +93,8 @@ impl Rejection {
             }
             Self::BodyTimeout => "Request timeout: the body did not arrive in time",
             Self::BadBody => "Bad request: the body could not be read",
-        }
+        };
+        ErrorObject::new(code::INVALID_REQUEST, message)
     }
 
     /// Whether the rejection comes before the bearer was accepted (or is a
@@ -108,15 +112,8 @@ impl Rejection {
     }
 
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
-        let message = self.message();
         let mut body = Vec::with_capacity(128);
-        let error = match self {
-            // The same error a listen past the limit gets, with its data.
-            Self::TooManyStreams(limit) => mcp::too_many_streams(limit),
-            Self::UnknownSession => ErrorObject::new(code::SESSION_NOT_FOUND, message),
-            _ => ErrorObject::new(code::INVALID_REQUEST, message),
-        };
-        jsonrpc::write_error(&mut body, None, &error);
+        jsonrpc::write_error(&mut body, None, &self.error());
         let mut response = json(self.status(), body);
         let headers = response.headers_mut();
         if self.closes_connection() {

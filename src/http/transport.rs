@@ -49,11 +49,10 @@ use hyper_util::rt::TokioIo;
 
 use crate::auth::Bearer;
 use crate::config::ToolHostConfig;
-use crate::conn::Connection;
-use crate::conn::WriteStallGuard;
+use crate::conn::{Connection, WriteStallGuard};
 use crate::http::notification_stream::NotificationStream;
 use crate::http::rejection::Rejection;
-use crate::http::request_body::{self, BodyError};
+use crate::http::request_body;
 use crate::http::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
 use crate::http::response_body::{json, ResponseBody};
 use crate::http::sse::SseCall;
@@ -61,8 +60,7 @@ use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
 use crate::observer::{Observation, Observer, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
-use crate::state::{Lease, Shared};
-use crate::state::{McpSessionHeader, StreamRefused};
+use crate::state::{Lease, McpSessionHeader, Shared, StreamRefused};
 use crate::util::waiting_at_most;
 
 /// The one MCP endpoint.
@@ -116,17 +114,14 @@ pub(crate) async fn serve(
     connection.activity().begin();
     let since = shared.config.observer.as_ref().map(|_| Instant::now());
     let mut session = None;
-    let mut response = match serve_checked(&shared, &connection, request, since, &mut session).await
-    {
-        Ok(response) => response,
-        Err(rejection) => {
-            let response = rejection.into_response();
-            if let (Some(observer), Some(since)) = (&shared.config.observer, since) {
-                tell_rejected(observer, session, since, &response);
-            }
-            response
+    let checked = serve_checked(&shared, &connection, request, since, &mut session).await;
+    let mut response = checked.unwrap_or_else(|rejection| {
+        let response = rejection.into_response();
+        if let (Some(observer), Some(since)) = (&shared.config.observer, since) {
+            tell_rejected(observer, session, since, &response);
         }
-    };
+        response
+    });
     response.body_mut().sent_on(connection);
     Ok(response)
 }
@@ -342,18 +337,15 @@ fn check_addressing(
 ) -> Result<(), Rejection> {
     let host = at_most_one(headers.host, "Bad request: more than one Host header")?;
     if !host.is_some_and(|host| shared.host_allowed(host)) {
-        return Err(Rejection::Forbidden(
-            "Forbidden: Host is not this loopback listener",
-        ));
+        let why = "Forbidden: Host is not this loopback listener";
+        return Err(Rejection::Forbidden(why));
     }
     // An absolute-form target (`POST http://name/mcp`) names a host too,
     // and RFC 9112 §3.2.2 lets it override `Host`: both must be this one.
-    if let Some(authority) = uri.authority() {
-        if uri.scheme_str() != Some("http") || !shared.host_allowed(authority.as_str().as_bytes()) {
-            return Err(Rejection::Forbidden(
-                "Forbidden: the request target names another host",
-            ));
-        }
+    let authority = uri.authority().map(|a| a.as_str().as_bytes());
+    if authority.is_some_and(|a| uri.scheme_str() != Some("http") || !shared.host_allowed(a)) {
+        let why = "Forbidden: the request target names another host";
+        return Err(Rejection::Forbidden(why));
     }
     let origin = at_most_one(headers.origin, "Bad request: more than one Origin header")?;
     if origin.is_some_and(|origin| !shared.origin_allowed(origin)) {
@@ -386,13 +378,10 @@ async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> 
     let read = request_body::read_whole(body, limit);
     // The limit runs from the first time the body is found incomplete,
     // right after its head: a body that came with its head needs no timer.
-    let body = match waiting_at_most(shared.config.body_read_timeout, read).await {
-        Some(Ok(body)) => body,
-        Some(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
-        // The client broke the body off; whatever we answer goes nowhere.
-        Some(Err(BodyError::Broken)) => return Err(Rejection::BadBody),
-        None => return Err(Rejection::BodyTimeout),
-    };
+    // A body the client broke off is a `BadBody`: whatever we answer goes
+    // nowhere.
+    let body = waiting_at_most(shared.config.body_read_timeout, read).await;
+    let body = body.ok_or(Rejection::BodyTimeout)??;
     // A body too short to be charged past the limit skips the scan.
     let limit = shared.config.max_parsed_bytes;
     if json_scan::may_exceed(body.len(), limit) && json_scan::parsed_size_bound(&body) > limit {
