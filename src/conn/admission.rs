@@ -51,6 +51,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use tokio::sync::Notify;
 
 use crate::conn::idle_deadline::Activity;
+use crate::conn::peer_user::peer_uid;
 use crate::conn::session_share::{SessionShare, ShareMember};
 use crate::util::wait_for;
 
@@ -132,7 +133,7 @@ impl Connection {
             return true;
         }
         let limit = limit();
-        let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut charge = self.lock_charge();
         if self.is_charged_to(share) || self.state.load(Ordering::Relaxed) >= SHED {
             return true;
         }
@@ -140,12 +141,7 @@ impl Connection {
             return false;
         }
         // The CAS alone decides between this and a concurrent `try_shed`.
-        if self.state.load(Ordering::Relaxed) == PENDING
-            && self
-                .state
-                .compare_exchange(PENDING, AUTHENTICATED, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
+        if self.is_pending() && !self.advance(PENDING, AUTHENTICATED) {
             // Shed meanwhile: it is closing and holds no place.
             share.give_back();
             return true;
@@ -161,12 +157,14 @@ impl Connection {
         true
     }
 
-    /// Charges it to no session: the share it was charged to, whose place
-    /// the caller gives back (after letting go of the charge lock).
-    fn uncharge(&self, charge: &mut Option<Arc<SessionShare>>) -> Option<Arc<SessionShare>> {
+    /// Charges it to no session, giving its place back to the share it
+    /// was charged to; `charge` is its locked charge.
+    fn uncharge(&self, charge: &mut Option<Arc<SessionShare>>) {
         self.charged_to
             .store(std::ptr::null_mut(), Ordering::Release);
-        charge.take()
+        if let Some(share) = charge.take() {
+            share.give_back();
+        }
     }
 
     /// Whether the kernel says user `uid` owns the client's end (see
@@ -176,13 +174,10 @@ impl Connection {
         if self.peer_verified.load(Ordering::Relaxed) {
             return true;
         }
-        let verified = match self.addresses {
-            Some((local, peer)) => crate::conn::peer_user::peer_uid(local, peer) == Some(uid),
-            None => true,
-        };
-        if verified {
-            self.peer_verified.store(true, Ordering::Relaxed);
-        }
+        let verified = self
+            .addresses
+            .is_none_or(|(local, peer)| peer_uid(local, peer) == Some(uid));
+        self.peer_verified.fetch_or(verified, Ordering::Relaxed);
         verified
     }
 
@@ -194,15 +189,23 @@ impl Connection {
     /// Moves a pending connection to shed; false if it authenticated or
     /// ended first. Called under the table lock.
     fn try_shed(&self) -> bool {
-        let shed = self
-            .state
-            .compare_exchange(PENDING, SHED, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
+        let shed = self.advance(PENDING, SHED);
         if shed {
             // `notify_one` keeps a permit when the task is not waiting yet.
             self.shed.notify_one();
         }
         shed
+    }
+
+    /// Its charge, locked.
+    fn lock_charge(&self) -> MutexGuard<'_, Option<Arc<SessionShare>>> {
+        self.charge.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Moves the state from `from` to `to`; false if it was not `from`.
+    fn advance(&self, from: u8, to: u8) -> bool {
+        let relaxed = Ordering::Relaxed;
+        self.state.compare_exchange(from, to, relaxed, relaxed) == Ok(from)
     }
 
     fn is_pending(&self) -> bool {
@@ -273,7 +276,10 @@ impl Admission {
         addresses: Option<(SocketAddr, SocketAddr)>,
     ) -> Option<Admitted> {
         let mut table = self.lock();
-        if table.held == self.capacity && !table.shed_oldest_pending() {
+        // Full: the oldest connection still pending hands its slot over.
+        if table.held == self.capacity
+            && !std::iter::from_fn(|| table.pending.pop_front()).any(|oldest| oldest.try_shed())
+        {
             return None;
         }
         if table.held < self.capacity {
@@ -307,13 +313,6 @@ impl Admission {
     }
 }
 
-impl Table {
-    /// Sheds the oldest connection still pending, handing its slot over.
-    fn shed_oldest_pending(&mut self) -> bool {
-        std::iter::from_fn(|| self.pending.pop_front()).any(|oldest| oldest.try_shed())
-    }
-}
-
 impl Admitted {
     /// The connection's state, for its requests and its task.
     pub(crate) fn connection(&self) -> &Arc<Connection> {
@@ -330,11 +329,7 @@ impl Drop for Admitted {
         if self.connection.state.swap(ENDED, Ordering::Relaxed) != SHED {
             table.held -= 1;
         }
-        let mut charge = (self.connection.charge.lock()).unwrap_or_else(PoisonError::into_inner);
-        if let Some(share) = self.connection.uncharge(&mut charge) {
-            share.give_back();
-        }
-        drop(charge);
+        self.connection.uncharge(&mut self.connection.lock_charge());
         table.tasks -= 1;
         let idle = table.tasks == 0;
         drop(table);
@@ -356,21 +351,15 @@ impl ShareMember for Connection {
     /// another of its sessions at this very moment (see
     /// `session_share.rs`).
     fn give_slot_up(self: Arc<Self>, share: &SessionShare) {
-        let mut charge = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut charge = self.lock_charge();
         if !self.is_charged_to(share) {
             return; // moved to another session meanwhile
         }
-        let released = self.uncharge(&mut charge);
-        let demoted = self
-            .state
-            .compare_exchange(AUTHENTICATED, PENDING, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
+        self.uncharge(&mut charge);
+        let demoted = self.advance(AUTHENTICATED, PENDING);
         // Not under the charge lock: `Admitted::drop` takes the table lock,
         // then this one.
         drop(charge);
-        if let Some(released) = released {
-            released.give_back();
-        }
         if let Some(admission) = self.admission.upgrade().filter(|_| demoted) {
             admission.lock().pending.push_front(self);
         }

@@ -37,11 +37,40 @@ impl Drain {
         &self,
         connection: C,
     ) -> impl Future<Output = C::Output> + use<C> {
-        watched(
-            connection,
-            Arc::clone(&self.draining),
-            self.wake.subscribe(),
-        )
+        let draining = Arc::clone(&self.draining);
+        let mut wake = self.wake.subscribe();
+        async move {
+            let mut connection = pin!(connection);
+            let mut woken = pin!(wake.changed());
+            // The waker `woken` was last polled with: it stays registered
+            // until the drain wakes it. `woken` is polled no more once it is
+            // ready (the drain began, or the host dropped its side).
+            let mut registered: Option<Waker> = None;
+            let mut woken_ready = false;
+            let mut asked = false;
+            poll_fn(|cx| {
+                if !asked {
+                    if !woken_ready && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+                    {
+                        // Registered before the flag is read, so a drain that
+                        // starts in between still wakes this task.
+                        // Outside tokio's task budget: a poll cut short by a
+                        // spent budget returns `Pending` without registering
+                        // the waker, and the skip above would then never poll
+                        // again.
+                        let mut full = tokio::task::unconstrained(woken.as_mut());
+                        woken_ready = Pin::new(&mut full).poll(cx).is_ready();
+                        registered = Some(cx.waker().clone());
+                    }
+                    if draining.load(Ordering::Acquire) {
+                        asked = true;
+                        connection.as_mut().graceful_shutdown();
+                    }
+                }
+                connection.as_mut().poll(cx)
+            })
+            .await
+        }
     }
 
     /// Asks every connection to finish, and resolves once all have ended.
@@ -70,39 +99,4 @@ where
     fn graceful_shutdown(self: Pin<&mut Self>) {
         http1::Connection::graceful_shutdown(self);
     }
-}
-
-async fn watched<C: Graceful>(
-    connection: C,
-    draining: Arc<AtomicBool>,
-    mut wake: watch::Receiver<()>,
-) -> C::Output {
-    let mut connection = pin!(connection);
-    let mut woken = pin!(wake.changed());
-    // The waker `woken` was last polled with: it stays registered until
-    // the drain wakes it. `woken` is polled no more once it is ready (the
-    // drain began, or the host dropped its side).
-    let mut registered: Option<Waker> = None;
-    let mut woken_ready = false;
-    let mut asked = false;
-    poll_fn(|cx| {
-        if !asked {
-            if !woken_ready && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                // Registered before the flag is read, so a drain that
-                // starts in between still wakes this task.
-                // Outside tokio's task budget: a poll cut short by a spent
-                // budget returns `Pending` without registering the waker,
-                // and the skip above would then never poll again.
-                let mut full = tokio::task::unconstrained(woken.as_mut());
-                woken_ready = Pin::new(&mut full).poll(cx).is_ready();
-                registered = Some(cx.waker().clone());
-            }
-            if draining.load(Ordering::Acquire) {
-                asked = true;
-                connection.as_mut().graceful_shutdown();
-            }
-        }
-        connection.as_mut().poll(cx)
-    })
-    .await
 }

@@ -41,12 +41,10 @@ fn descriptors() -> Option<(u64, u64)> {
 /// `None` for `unlimited` or a line not found.
 #[cfg(any(target_os = "linux", test))]
 fn soft_limit(limits: &str) -> Option<u64> {
-    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
-    line["Max open files".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))?;
+    line.split_whitespace().next()?.parse().ok()
 }
 
 /// Refuses `max_connections` when the descriptors left cannot hold it;

@@ -70,28 +70,24 @@ pub(crate) fn listener_uid(local: SocketAddr) -> Option<u32> {
 /// IPv6. Both lookups name the same four addresses, which one TCP
 /// connection at most can hold.
 pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
-    as_each_family(local, peer)
-        .into_iter()
-        .flatten()
-        .find_map(|(local, peer)| {
-            let socket = diag_socket(peer, local)?;
-            (socket.remote == Some(local) && socket.has_a_live_owner()).then_some(socket.uid)
-        })
+    // The two ends as accepted, then, when both are IPv4 (or v4-mapped), in
+    // the other family.
+    let swapped = other_family(local).zip(other_family(peer));
+    let ends = [Some((local, peer)), swapped];
+    ends.into_iter().flatten().find_map(|(local, peer)| {
+        let socket = diag_socket(peer, local)?;
+        (socket.remote == Some(local) && socket.has_a_live_owner()).then_some(socket.uid)
+    })
 }
 
-/// The connection's two ends as a client socket of each family names them:
-/// as accepted, then, when both are IPv4 (or v4-mapped), in the other
-/// family.
-fn as_each_family(local: SocketAddr, peer: SocketAddr) -> [Option<(SocketAddr, SocketAddr)>; 2] {
-    let other = |address: SocketAddr| -> Option<SocketAddr> {
-        let ip = match address.ip() {
-            IpAddr::V4(v4) => IpAddr::V6(v4.to_ipv6_mapped()),
-            IpAddr::V6(v6) => IpAddr::V4(v6.to_ipv4_mapped()?),
-        };
-        Some(SocketAddr::new(ip, address.port()))
+/// `address` in the other family: IPv4 as v4-mapped IPv6, v4-mapped IPv6
+/// as IPv4; `None` for any other IPv6 address.
+fn other_family(address: SocketAddr) -> Option<SocketAddr> {
+    let ip = match address.ip() {
+        IpAddr::V4(v4) => IpAddr::V6(v4.to_ipv6_mapped()),
+        IpAddr::V6(v6) => IpAddr::V4(v6.to_ipv4_mapped()?),
     };
-    let swapped = other(local).zip(other(peer));
-    [Some((local, peer)), swapped]
+    Some(SocketAddr::new(ip, address.port()))
 }
 
 /// What the kernel answered about one TCP socket.

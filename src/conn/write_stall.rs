@@ -41,9 +41,18 @@ impl<S> WriteStallGuard<S> {
         }
     }
 
-    /// The inner write returned `Pending`: start the clock if it is not
-    /// running, and fail once it has run out.
-    fn stalled(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
+    /// What the inner socket answered to a write or a flush: any answer
+    /// but `Pending` stops the clock; `Pending` starts it if it is not
+    /// running, and fails once it has run out.
+    fn guard<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        result: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if result.is_ready() {
+            self.armed = false;
+            return result;
+        }
         if !self.armed {
             let at = Instant::now() + self.timeout;
             match &mut self.deadline {
@@ -54,15 +63,10 @@ impl<S> WriteStallGuard<S> {
         }
         let deadline = self.deadline.as_mut().expect("armed above");
         ready!(deadline.as_mut().poll(cx));
-        Poll::Ready(io::Error::new(
+        Poll::Ready(Err(io::Error::new(
             io::ErrorKind::TimedOut,
             "the client stopped reading its response",
-        ))
-    }
-
-    fn progressed<T>(&mut self, result: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        self.armed = false;
-        result
+        )))
     }
 }
 
@@ -82,10 +86,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write(cx, buf) {
-            Poll::Pending => self.stalled(cx).map(Err),
-            done => self.progressed(done),
-        }
+        let result = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.guard(cx, result)
     }
 
     fn poll_write_vectored(
@@ -93,10 +95,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
-            Poll::Pending => self.stalled(cx).map(Err),
-            done => self.progressed(done),
-        }
+        let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.guard(cx, result)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -104,10 +104,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<S> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match Pin::new(&mut self.inner).poll_flush(cx) {
-            Poll::Pending => self.stalled(cx).map(Err),
-            done => self.progressed(done),
-        }
+        let result = Pin::new(&mut self.inner).poll_flush(cx);
+        self.guard(cx, result)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -31,8 +31,7 @@ use tokio::sync::Notify;
 use crate::http::sse::KeepAlive;
 use crate::mcp::Subscription;
 use crate::state::AnnouncementWindow;
-use crate::util::sse_event as event;
-use crate::util::Latch;
+use crate::util::{sse_event as event, Latch};
 
 /// One open notification stream.
 pub(crate) struct NotificationStream {
@@ -60,7 +59,6 @@ impl NotificationStream {
         keep_alive: Duration,
     ) -> Self {
         let listening = subscription.listening.as_ref();
-        let changes = listening.map(|l| l.slot.changes());
         // A stream takes over from its audience's last announcement: a
         // subscription's starts at its opening, and a legacy stream's at
         // what its client was last told, so a change whose stream closed
@@ -68,17 +66,16 @@ impl NotificationStream {
         let seen = listening.map_or(0, |l| l.slot.audience().announced());
         // A stream with nothing to listen for waits on the host's latch in
         // both places; it ends on its first poll anyway.
-        let changed = Waiter::new(changes.map_or(host_closing.wake(), |c| c.wake()));
-        let closing = Waiter::new(host_closing.wake());
+        let changes = listening.map_or(host_closing.wake(), |l| l.slot.changes().wake());
         Self {
+            changed: Waiter::new(changes),
             opening: subscription.opening.take().map(|m| event(&m)),
+            closing: Waiter::new(host_closing.wake()),
             subscription,
             host_closing,
             seen,
             window: AnnouncementWindow::default(),
             handover: None,
-            changed,
-            closing,
             keep_alive: KeepAlive::new(keep_alive),
             ended: false,
         }

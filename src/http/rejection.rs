@@ -42,65 +42,59 @@ pub(crate) enum Rejection {
 
 impl Rejection {
     /// The HTTP status table for rejections, in one place.
-    fn status_and_message(self) -> (StatusCode, &'static str) {
+    fn status(self) -> StatusCode {
         match self {
-            Self::Forbidden(why) => (StatusCode::FORBIDDEN, why),
-            Self::Ambiguous(why) => (StatusCode::BAD_REQUEST, why),
-            Self::NotFound => (StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp"),
-            Self::OtherUser => (
-                StatusCode::FORBIDDEN,
-                "Forbidden: this connection comes from another local user than the host's",
-            ),
-            Self::SessionFull => (
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too many connections: this session holds its share of the host's connections; reuse one, or close one first",
-            ),
-            Self::Unauthorized => (
-                StatusCode::UNAUTHORIZED,
-                "Unauthorized: a valid bearer token is required",
-            ),
-            Self::MethodNotAllowed { get: false } => (
-                StatusCode::METHOD_NOT_ALLOWED,
-                "Method not allowed: this endpoint takes POST, and DELETE with an Mcp-Session-Id to end that MCP session",
-            ),
-            Self::MethodNotAllowed { get: true } => (
-                StatusCode::METHOD_NOT_ALLOWED,
-                "Method not allowed: this endpoint takes POST, GET with Accept: text/event-stream, and DELETE with an Mcp-Session-Id to end that MCP session",
-            ),
-            Self::UnknownSession => (
-                StatusCode::NOT_FOUND,
-                "Session not found: initialize again for a new Mcp-Session-Id",
-            ),
-
-            Self::TooManyStreams(_) => (
-                StatusCode::CONFLICT,
-                "Conflict: this session has as many open streams as the host allows",
-            ),
-            Self::UnsupportedMediaType => (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported media type: Content-Type must be application/json",
-            ),
-            Self::NotAcceptable => (
-                StatusCode::NOT_ACCEPTABLE,
-                "Not acceptable: the response is application/json",
-            ),
-            Self::PayloadTooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload too large: the body exceeds the host's limit",
-            ),
-            Self::ParsedTooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload too large: the body's JSON would take more memory to hold than the host allows",
-            ),
-            Self::BodyTimeout => (
-                StatusCode::REQUEST_TIMEOUT,
-                "Request timeout: the body did not arrive in time",
-            ),
-            Self::BadBody => (
-                StatusCode::BAD_REQUEST,
-                "Bad request: the body could not be read",
-            ),
+            Self::Forbidden(_) | Self::OtherUser => StatusCode::FORBIDDEN,
+            Self::Ambiguous(_) | Self::BadBody => StatusCode::BAD_REQUEST,
+            Self::NotFound | Self::UnknownSession => StatusCode::NOT_FOUND,
+            Self::SessionFull => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::TooManyStreams(_) => StatusCode::CONFLICT,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
+            Self::PayloadTooLarge | Self::ParsedTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
         }
+    }
+
+    /// The JSON-RPC error the body carries: `-32600` with the rejection's
+    /// message, but for an unknown session (`-32001`) and a stream past the
+    /// limit (the same error a listen past the limit gets, with its data).
+    fn error(self) -> ErrorObject {
+        let message = match self {
+            Self::Forbidden(why) | Self::Ambiguous(why) => why,
+            Self::NotFound => "Not found: the MCP endpoint is /mcp",
+            Self::OtherUser => {
+                "Forbidden: this connection comes from another local user than the host's"
+            }
+            Self::SessionFull => {
+                "Too many connections: this session holds its share of the host's connections; reuse one, or close one first"
+            }
+            Self::Unauthorized => "Unauthorized: a valid bearer token is required",
+            Self::MethodNotAllowed { get: false } => {
+                "Method not allowed: this endpoint takes POST, and DELETE with an Mcp-Session-Id to end that MCP session"
+            }
+            Self::MethodNotAllowed { get: true } => {
+                "Method not allowed: this endpoint takes POST, GET with Accept: text/event-stream, and DELETE with an Mcp-Session-Id to end that MCP session"
+            }
+            Self::UnknownSession => {
+                let message = "Session not found: initialize again for a new Mcp-Session-Id";
+                return ErrorObject::new(code::SESSION_NOT_FOUND, message);
+            }
+            Self::TooManyStreams(limit) => return mcp::too_many_streams(limit),
+            Self::UnsupportedMediaType => {
+                "Unsupported media type: Content-Type must be application/json"
+            }
+            Self::NotAcceptable => "Not acceptable: the response is application/json",
+            Self::PayloadTooLarge => "Payload too large: the body exceeds the host's limit",
+            Self::ParsedTooLarge => {
+                "Payload too large: the body's JSON would take more memory to hold than the host allows"
+            }
+            Self::BodyTimeout => "Request timeout: the body did not arrive in time",
+            Self::BadBody => "Bad request: the body could not be read",
+        };
+        ErrorObject::new(code::INVALID_REQUEST, message)
     }
 
     /// Whether the rejection comes before the bearer was accepted (or is a
@@ -118,16 +112,9 @@ impl Rejection {
     }
 
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
-        let (status, message) = self.status_and_message();
         let mut body = Vec::with_capacity(128);
-        let error = match self {
-            // The same error a listen past the limit gets, with its data.
-            Self::TooManyStreams(limit) => mcp::too_many_streams(limit),
-            Self::UnknownSession => ErrorObject::new(code::SESSION_NOT_FOUND, message),
-            _ => ErrorObject::new(code::INVALID_REQUEST, message),
-        };
-        jsonrpc::write_error(&mut body, None, &error);
-        let mut response = json(status, body);
+        jsonrpc::write_error(&mut body, None, &self.error());
+        let mut response = json(self.status(), body);
         let headers = response.headers_mut();
         if self.closes_connection() {
             headers.insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -10,18 +10,14 @@ use std::pin::Pin;
 
 use hyper::body::{Body, Bytes, Incoming};
 
-/// Why a body was not read.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum BodyError {
-    /// It grew past the limit; what came after the limit was not read.
-    TooLarge,
-    /// The client broke it off, or sent a malformed chunked encoding.
-    Broken,
-}
+use crate::http::rejection::Rejection;
 
-/// The whole of `body`, refused as soon as it passes `limit` bytes.
-/// Trailers, which the host has no use for, are skipped.
-pub(crate) async fn read_whole(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+/// The whole of `body`, refused as soon as it passes `limit` bytes
+/// ([`Rejection::PayloadTooLarge`]; what came after the limit is not read),
+/// or [`Rejection::BadBody`] when the client broke it off or sent a
+/// malformed chunked encoding. Trailers, which the host has no use for, are
+/// skipped.
+pub(crate) async fn read_whole(mut body: Incoming, limit: usize) -> Result<Bytes, Rejection> {
     let mut first = Bytes::new();
     // Only a second data frame makes a buffer.
     let mut gathered: Option<Vec<u8>> = None;
@@ -30,22 +26,18 @@ pub(crate) async fn read_whole(mut body: Incoming, limit: usize) -> Result<Bytes
         let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await else {
             break;
         };
-        let Ok(data) = frame.map_err(|_| BodyError::Broken)?.into_data() else {
+        let Ok(data) = frame.map_err(|_| Rejection::BadBody)?.into_data() else {
             continue;
         };
         len = len.saturating_add(data.len());
         if len > limit {
-            return Err(BodyError::TooLarge);
+            return Err(Rejection::PayloadTooLarge);
         }
         match &mut gathered {
             Some(buffer) => buffer.extend_from_slice(&data),
             None if first.is_empty() => first = data,
-            None => {
-                let mut buffer = Vec::with_capacity(len);
-                buffer.extend_from_slice(&std::mem::take(&mut first));
-                buffer.extend_from_slice(&data);
-                gathered = Some(buffer);
-            }
+            // Exactly the two frames' length: `concat` sizes its buffer.
+            None => gathered = Some([&std::mem::take(&mut first)[..], &data].concat()),
         }
     }
     // A gathered buffer gives back what its doubling left spare, so the

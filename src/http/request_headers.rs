@@ -17,7 +17,6 @@ pub(crate) struct RequestHeaders<'a> {
     pub(crate) origin: Header<'a>,
     pub(crate) authorization: Header<'a>,
     pub(crate) content_type: Header<'a>,
-    pub(crate) content_length: Header<'a>,
     /// What `Accept` admits, over every `Accept` header.
     pub(crate) accepts: Accepts,
     pub(crate) protocol_version: Header<'a>,
@@ -47,8 +46,6 @@ impl<'a> RequestHeaders<'a> {
                 &mut found.authorization
             } else if name == header::CONTENT_TYPE {
                 &mut found.content_type
-            } else if name == header::CONTENT_LENGTH {
-                &mut found.content_length
             } else if name == header::ACCEPT {
                 accept_seen = true;
                 found.accepts.admit(value);
@@ -110,11 +107,7 @@ impl Accepts {
             return;
         }
         for entry in value.split(|&b| b == b',') {
-            let range = entry
-                .split(|&b| b == b';')
-                .next()
-                .unwrap_or(&[])
-                .trim_ascii();
+            let range = essence(entry);
             if range.eq_ignore_ascii_case(b"text/event-stream") {
                 self.event_stream = true;
             } else if range.eq_ignore_ascii_case(b"application/json")
@@ -129,13 +122,13 @@ impl Accepts {
 
 /// `application/json`, any case, optionally with parameters (`; charset=utf-8`).
 pub(crate) fn is_json_media_type(value: &[u8]) -> bool {
-    if value == b"application/json" {
-        return true;
-    }
-    let essence = value.split(|&b| b == b';').next().unwrap_or(&[]);
-    essence
-        .trim_ascii()
-        .eq_ignore_ascii_case(b"application/json")
+    value == b"application/json" || essence(value).eq_ignore_ascii_case(b"application/json")
+}
+
+/// A media type or range without its parameters and surrounding spaces.
+fn essence(value: &[u8]) -> &[u8] {
+    let end = value.iter().position(|&b| b == b';');
+    value[..end.unwrap_or(value.len())].trim_ascii()
 }
 
 #[cfg(test)]

@@ -53,13 +53,12 @@ impl SseCall {
     /// The stream of `call`, with a keep-alive comment after each
     /// `keep_alive` of silence.
     pub(crate) fn new(call: StreamedCall, keep_alive: Duration) -> Self {
-        let now = Instant::now();
         Self {
             call: Some(call.call),
             events: call.events,
             queued: VecDeque::new(),
             keep_alive: KeepAlive::new(keep_alive),
-            throttle: Box::pin(tokio::time::sleep_until(now)),
+            throttle: Box::pin(tokio::time::sleep_until(Instant::now())),
             throttled: false,
         }
     }

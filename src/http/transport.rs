@@ -40,29 +40,27 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
-use hyper::body::{Bytes, Incoming};
+use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
-use hyper::service::service_fn;
+use hyper::service::{service_fn, Service};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
 use crate::auth::Bearer;
 use crate::config::ToolHostConfig;
-use crate::conn::Connection;
-use crate::conn::WriteStallGuard;
+use crate::conn::{Connection, WriteStallGuard};
 use crate::http::notification_stream::NotificationStream;
 use crate::http::rejection::Rejection;
-use crate::http::request_body::{self, BodyError};
+use crate::http::request_body;
 use crate::http::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
 use crate::http::response_body::{json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
-use crate::observer::{Observation, Outcome, SessionId};
+use crate::observer::{Observation, Observer, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
-use crate::state::{Lease, Shared};
-use crate::state::{McpSession, McpSessionHeader, StreamRefused};
+use crate::state::{Lease, McpSessionHeader, Shared, StreamRefused};
 use crate::util::waiting_at_most;
 
 /// The one MCP endpoint.
@@ -98,12 +96,8 @@ pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<Write
 pub(crate) fn connection_service(
     shared: Arc<Shared>,
     connection: Arc<Connection>,
-) -> impl hyper::service::Service<
-    hyper::Request<hyper::body::Incoming>,
-    Response = hyper::Response<ResponseBody>,
-    Error = Infallible,
-    Future = impl std::future::Future<Output = Result<hyper::Response<ResponseBody>, Infallible>> + Send,
-> {
+) -> impl Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible, Future: Send>
+{
     service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
 }
 
@@ -120,17 +114,14 @@ pub(crate) async fn serve(
     connection.activity().begin();
     let since = shared.config.observer.as_ref().map(|_| Instant::now());
     let mut session = None;
-    let mut response = match serve_checked(&shared, &connection, request, since, &mut session).await
-    {
-        Ok(response) => response,
-        Err(rejection) => {
-            let response = rejection.into_response();
-            if let Some(since) = since {
-                tell_rejected(&shared, session, since, &response);
-            }
-            response
+    let checked = serve_checked(&shared, &connection, request, since, &mut session).await;
+    let mut response = checked.unwrap_or_else(|rejection| {
+        let response = rejection.into_response();
+        if let (Some(observer), Some(since)) = (&shared.config.observer, since) {
+            tell_rejected(observer, session, since, &response);
         }
-    };
+        response
+    });
     response.body_mut().sent_on(connection);
     Ok(response)
 }
@@ -142,57 +133,47 @@ pub(crate) async fn serve(
 #[cold]
 #[inline(never)]
 fn tell_rejected(
-    shared: &Shared,
+    observer: &Observer,
     session: Option<SessionId>,
     since: Instant,
     response: &Response<ResponseBody>,
 ) {
-    let Some(observer) = &shared.config.observer else {
-        return;
-    };
     let status = response.status().as_u16();
     if session.is_none() {
         return observer.count_refusal(status);
     }
-    let outcome = Outcome::Rejected { status };
     observer.tell(&Observation {
-        response_bytes: hyper::body::Body::size_hint(response.body())
-            .exact()
-            .unwrap_or(0),
-        ..Observation::bare(session, since.elapsed(), outcome)
+        response_bytes: response.body().size_hint().exact().unwrap_or(0),
+        ..Observation::bare(session, since.elapsed(), Outcome::Rejected { status })
     });
 }
 
-/// Step 3's first half, on a request that carries `Authorization`: when
-/// the host checks, the kernel must say the host's own user opened the
-/// connection (asked once per connection). Before the bearer is looked at,
-/// so another user gets the same 403 for a live bearer and a dead one.
-fn check_peer_user(
-    shared: &Shared,
-    connection: &Connection,
-    authorization: Header<'_>,
-) -> Result<(), Rejection> {
-    match shared.peer_user {
-        Some(uid) if authorization != Header::Absent && !connection.comes_from(uid) => {
-            Err(Rejection::OtherUser)
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Step 3's second half: the request is charged to the session whose
-/// bearer it presents, within its share (`conn/session_share.rs`).
-fn charge_connection(
-    shared: &Shared,
+/// Step 3. On a request that carries `Authorization`, when the host
+/// checks, the kernel must say the host's own user opened the connection
+/// (asked once per connection), before the bearer is looked at, so another
+/// user gets the same 403 for a live bearer and a dead one. Then one
+/// well-formed, live bearer (two `Authorization` headers are ambiguous, so
+/// neither counts), which sets `session`; then the request is charged to
+/// that bearer's session, within its share (`conn/session_share.rs`).
+fn authenticate(
+    shared: &Arc<Shared>,
     connection: &Arc<Connection>,
-    lease: &Lease,
-) -> Result<(), Rejection> {
-    let limit = || shared.config.connections_per_session();
-    if connection.authenticate(lease.session.connections(), limit) {
-        Ok(())
-    } else {
-        Err(Rejection::SessionFull)
+    authorization: Header<'_>,
+    session: &mut Option<SessionId>,
+) -> Result<Lease, Rejection> {
+    let other_user = |uid| authorization != Header::Absent && !connection.comes_from(uid);
+    if shared.peer_user.is_some_and(other_user) {
+        return Err(Rejection::OtherUser);
     }
+    let bearer = authorization.value().and_then(Bearer::parse_header);
+    let lease = bearer.and_then(|bearer| Lease::acquire(shared, &bearer));
+    let lease = lease.ok_or(Rejection::Unauthorized)?;
+    *session = Some(lease.session.id());
+    let limit = || shared.config.connections_per_session();
+    if !connection.authenticate(lease.session.connections(), limit) {
+        return Err(Rejection::SessionFull);
+    }
+    Ok(lease)
 }
 
 /// The steps of the table above, in order; `since`, for the observer, is
@@ -212,11 +193,12 @@ async fn serve_checked(
     if parts.uri.path() != ENDPOINT {
         return Err(Rejection::NotFound);
     }
-    check_peer_user(shared, connection, headers.authorization)?;
-    let lease = authenticate(shared, headers.authorization).ok_or(Rejection::Unauthorized)?;
-    *session = Some(lease.session.id());
-    charge_connection(shared, connection, &lease)?;
-    let mcp_session = find_mcp_session(&lease, headers.session_id)?;
+    let lease = authenticate(shared, connection, headers.authorization, session)?;
+    // Step 4's lookup among this bearer's MCP sessions only (an id minted
+    // under another bearer is unknown here).
+    let why = "Bad request: more than one Mcp-Session-Id header";
+    let mcp_session = at_most_one(headers.session_id, why)?;
+    let mcp_session = mcp_session.map(|id| lease.session.mcp_sessions().find(id));
     let mcp_session_header = match &mcp_session {
         None => McpSessionHeader::Absent,
         Some(Some(known)) => McpSessionHeader::Known(known),
@@ -234,7 +216,7 @@ async fn serve_checked(
         });
     }
     check_content_headers(&headers)?;
-    let body = read_body(shared, headers.content_length, body).await?;
+    let body = read_body(shared, body).await?;
     // No allocation when there are none, the usual case.
     let params = match headers.has_params {
         true => request_headers::params(&parts.headers),
@@ -254,17 +236,6 @@ async fn serve_checked(
     };
     let reply = mcp::dispatch(&lease, &context, &body).await;
     Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))
-}
-
-/// Step 4's lookup of `Mcp-Session-Id` among this bearer's MCP sessions
-/// only (an id minted under another bearer is unknown here): `None`
-/// without the header, `Some(None)` for an id that names no open one.
-fn find_mcp_session(
-    lease: &Lease,
-    header: Header<'_>,
-) -> Result<Option<Option<Arc<McpSession>>>, Rejection> {
-    let id = at_most_one(header, "Bad request: more than one Mcp-Session-Id header")?;
-    Ok(id.map(|id| lease.session.mcp_sessions().find(id)))
 }
 
 /// A header that may appear at most once: its value, if sent; sent twice,
@@ -366,18 +337,15 @@ fn check_addressing(
 ) -> Result<(), Rejection> {
     let host = at_most_one(headers.host, "Bad request: more than one Host header")?;
     if !host.is_some_and(|host| shared.host_allowed(host)) {
-        return Err(Rejection::Forbidden(
-            "Forbidden: Host is not this loopback listener",
-        ));
+        let why = "Forbidden: Host is not this loopback listener";
+        return Err(Rejection::Forbidden(why));
     }
     // An absolute-form target (`POST http://name/mcp`) names a host too,
     // and RFC 9112 §3.2.2 lets it override `Host`: both must be this one.
-    if let Some(authority) = uri.authority() {
-        if uri.scheme_str() != Some("http") || !shared.host_allowed(authority.as_str().as_bytes()) {
-            return Err(Rejection::Forbidden(
-                "Forbidden: the request target names another host",
-            ));
-        }
+    let authority = uri.authority().map(|a| a.as_str().as_bytes());
+    if authority.is_some_and(|a| uri.scheme_str() != Some("http") || !shared.host_allowed(a)) {
+        let why = "Forbidden: the request target names another host";
+        return Err(Rejection::Forbidden(why));
     }
     let origin = at_most_one(headers.origin, "Bad request: more than one Origin header")?;
     if origin.is_some_and(|origin| !shared.origin_allowed(origin)) {
@@ -400,25 +368,20 @@ fn check_content_headers(headers: &RequestHeaders<'_>) -> Result<(), Rejection> 
 
 /// Step 7: the whole body, within `max_body_bytes` and `body_read_timeout`,
 /// and parseable within `max_parsed_bytes`.
-async fn read_body(
-    shared: &Shared,
-    content_length: Header<'_>,
-    body: Incoming,
-) -> Result<Bytes, Rejection> {
+async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> {
     let limit = shared.config.max_body_bytes;
-    if declared_length(content_length).is_some_and(|n| n > limit as u64) {
+    // hyper has read `Content-Length` already (and refused one it cannot
+    // frame the body by): a declared length is the body's exact size.
+    if body.size_hint().lower() > limit as u64 {
         return Err(Rejection::PayloadTooLarge);
     }
     let read = request_body::read_whole(body, limit);
     // The limit runs from the first time the body is found incomplete,
     // right after its head: a body that came with its head needs no timer.
-    let body = match waiting_at_most(shared.config.body_read_timeout, read).await {
-        Some(Ok(body)) => body,
-        Some(Err(BodyError::TooLarge)) => return Err(Rejection::PayloadTooLarge),
-        // The client broke the body off; whatever we answer goes nowhere.
-        Some(Err(BodyError::Broken)) => return Err(Rejection::BadBody),
-        None => return Err(Rejection::BodyTimeout),
-    };
+    // A body the client broke off is a `BadBody`: whatever we answer goes
+    // nowhere.
+    let body = waiting_at_most(shared.config.body_read_timeout, read).await;
+    let body = body.ok_or(Rejection::BodyTimeout)??;
     // A body too short to be charged past the limit skips the scan.
     let limit = shared.config.max_parsed_bytes;
     if json_scan::may_exceed(body.len(), limit) && json_scan::parsed_size_bound(&body) > limit {
@@ -439,20 +402,6 @@ fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseB
         ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
     };
     Ok(json(status, body))
-}
-
-/// Step 3: one well-formed, live bearer, or nothing. Two `Authorization`
-/// headers are ambiguous, so neither counts.
-fn authenticate(shared: &Arc<Shared>, authorization: Header<'_>) -> Option<Lease> {
-    let bearer = Bearer::parse_header(authorization.value()?)?;
-    Lease::acquire(shared, &bearer)
-}
-
-fn declared_length(content_length: Header<'_>) -> Option<u64> {
-    std::str::from_utf8(content_length.value()?)
-        .ok()?
-        .parse()
-        .ok()
 }
 
 /// A 200 SSE response with a streaming `body`.

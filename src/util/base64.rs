@@ -38,11 +38,8 @@ pub(crate) fn decode(text: &[u8]) -> Option<Vec<u8>> {
     if text.len() % 4 != 0 {
         return None;
     }
-    let unpadded = match text {
-        [rest @ .., b'=', b'='] => rest,
-        [rest @ .., b'='] => rest,
-        all => all,
-    };
+    let unpadded = text.strip_suffix(b"==").or_else(|| text.strip_suffix(b"="));
+    let unpadded = unpadded.unwrap_or(text);
     let mut out = Vec::with_capacity(unpadded.len() * 3 / 4);
     let mut buffer = 0u32;
     let mut bits = 0u32;

@@ -70,16 +70,12 @@ fn poll_limit(
     cx: &mut Context<'_>,
 ) -> Poll<()> {
     if timer.is_none() {
-        let now = tokio::time::Instant::now();
-        let Some(deadline) = now.checked_add(limit) else {
+        let Some(deadline) = tokio::time::Instant::now().checked_add(limit) else {
             return Poll::Pending;
         };
         timer.set(Some(tokio::time::sleep_until(deadline)));
     }
-    match timer.as_pin_mut() {
-        Some(timer) => timer.poll(cx),
-        None => Poll::Pending,
-    }
+    timer.as_pin_mut().map_or(Poll::Pending, |t| t.poll(cx))
 }
 
 /// Resolves to the first `Some` that `ready` returns, asked again each time

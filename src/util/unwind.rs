@@ -24,11 +24,8 @@ impl<T> Future for CatchUnwind<'_, T> {
         // broken invariant of *ours* can be observed. State the surface
         // shares with other requests is the surface's concern, as with any
         // panic in a Tokio task.
-        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(_payload) => Poll::Ready(Err(Panicked)),
-        }
+        let polled = catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx)));
+        polled.map_or(Poll::Ready(Err(Panicked)), |poll| poll.map(Ok))
     }
 }
 
