@@ -286,42 +286,37 @@ impl ToolHostConfig {
     /// Every size, count and duration: positive, and within its range.
     fn validate_limits(&self) -> Result<(), Error> {
         // The field, and what else its message says.
-        let zero = [
-            (self.max_body_bytes == 0, "max_body_bytes", ""),
-            (self.max_sessions == 0, "max_sessions", ""),
-            (self.max_batch_len == 0, "max_batch_len", ""),
+        let counts = [
+            ("max_body_bytes", self.max_body_bytes),
+            ("max_sessions", self.max_sessions as usize),
+            ("max_batch_len", self.max_batch_len),
+            ("max_streams_per_session", self.max_streams_per_session),
             (
-                self.max_streams_per_session == 0,
-                "max_streams_per_session",
-                "",
-            ),
-            (
-                self.max_mcp_sessions_per_session == 0,
                 "max_mcp_sessions_per_session",
-                "",
+                self.max_mcp_sessions_per_session,
             ),
-            (self.max_parsed_bytes == 0, "max_parsed_bytes", ""),
-            (
-                self.header_read_timeout.is_zero(),
-                "header_read_timeout",
-                "",
-            ),
-            (self.body_read_timeout.is_zero(), "body_read_timeout", ""),
-            (
-                self.call_timeout == Some(Duration::ZERO),
-                "call_timeout",
-                " (or None for no limit)",
-            ),
-            (self.sse_keep_alive.is_zero(), "sse_keep_alive", ""),
-            (
-                self.write_stall_timeout.is_zero(),
-                "write_stall_timeout",
-                "",
-            ),
+            ("max_parsed_bytes", self.max_parsed_bytes),
         ];
-        if let Some((_, field, also)) = zero.into_iter().find(|(zero, ..)| *zero) {
-            let why = format!("{field} must be positive{also}");
-            return Err(Error::invalid_config(why));
+        let times = [
+            ("header_read_timeout", self.header_read_timeout),
+            ("body_read_timeout", self.body_read_timeout),
+            ("call_timeout", self.call_timeout.unwrap_or(Duration::MAX)),
+            ("sse_keep_alive", self.sse_keep_alive),
+            ("write_stall_timeout", self.write_stall_timeout),
+        ];
+        let zero = (counts.iter().find(|(_, n)| *n == 0).map(|(field, _)| field)).or_else(|| {
+            times
+                .iter()
+                .find(|(_, t)| t.is_zero())
+                .map(|(field, _)| field)
+        });
+        if let Some(&field) = zero {
+            // `call_timeout` alone may be None, and the message says so.
+            let also = (field == "call_timeout").then_some(" (or None for no limit)");
+            let also = also.unwrap_or_default();
+            return Err(Error::invalid_config(format!(
+                "{field} must be positive{also}"
+            )));
         }
         self.validate_ranges()
     }
