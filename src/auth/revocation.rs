@@ -165,18 +165,14 @@ impl<T> RevocationSlab<T> {
             .open_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let index = match self.pop_free() {
-            Some(index) => index,
-            None => {
-                // Relaxed: only `open` writes `high_water`, under `open_lock`.
-                let fresh = self.high_water.load(Ordering::Relaxed);
-                if fresh >= self.capacity {
-                    return None;
-                }
+        let index = self.pop_free().or_else(|| {
+            // Relaxed: only `open` writes `high_water`, under `open_lock`.
+            let fresh = self.high_water.load(Ordering::Relaxed);
+            (fresh < self.capacity).then(|| {
                 self.high_water.store(fresh + 1, Ordering::Relaxed);
                 fresh
-            }
-        };
+            })
+        })?;
         let slot = self.slot_or_allocate(index);
         // Relaxed: the slot is vacant and we are its only writer (it was
         // popped from the free list, or is fresh, under `open_lock`).
@@ -310,41 +306,27 @@ impl<T> RevocationSlab<T> {
 
     /// Lock-free push (I6).
     fn push_free(&self, index: u32, slot: &Slot<T>) {
-        let mut head = self.free_head.load(Ordering::Relaxed);
-        loop {
-            slot.next_free.store(head, Ordering::Relaxed);
-            // Release: publishes `next_free` and the revocation to the popper.
-            match self.free_head.compare_exchange_weak(
-                head,
-                index,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(current) => head = current,
-            }
-        }
+        // Release: publishes `next_free` and the revocation to the popper.
+        // Never refused: the `Err` it cannot return is ignored.
+        let _ = self
+            .free_head
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |head| {
+                slot.next_free.store(head, Ordering::Relaxed);
+                Some(index)
+            });
     }
 
     /// Pop, called only under `open_lock` (I6).
     fn pop_free(&self) -> Option<u32> {
-        // Acquire: pairs with the Release CAS in `push_free`.
-        let mut head = self.free_head.load(Ordering::Acquire);
-        while head != NO_SLOT {
-            let next = self.slot(head)?.next_free.load(Ordering::Relaxed);
-            // A failure means a push moved the head; `head`'s own link cannot
-            // change while it is on the stack, so just retry with the new head.
-            match self.free_head.compare_exchange_weak(
-                head,
-                next,
-                Ordering::Acquire,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Some(head),
-                Err(current) => head = current,
-            }
-        }
-        None
+        // Acquire: pairs with the Release CAS in `push_free`. A failed CAS
+        // means a push moved the head; `head`'s own link cannot change
+        // while it is on the stack, so the update just runs again.
+        self.free_head
+            .fetch_update(Ordering::Acquire, Ordering::Acquire, |head| match head {
+                NO_SLOT => None,
+                _ => Some(self.slot(head)?.next_free.load(Ordering::Relaxed)),
+            })
+            .ok()
     }
 }
 

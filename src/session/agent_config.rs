@@ -281,13 +281,11 @@ fn undeclared_http(initialize_result: &Value) -> Option<String> {
 
 /// The agent as an error names it: by its `agentInfo.name`, if it gave one.
 fn agent_named(initialize_result: &Value) -> String {
-    match initialize_result
-        .pointer("/agentInfo/name")
-        .and_then(Value::as_str)
-    {
-        Some(name) => format!("the agent {name:?}"),
-        None => "the agent".to_owned(),
-    }
+    let name = initialize_result.pointer("/agentInfo/name");
+    name.and_then(Value::as_str).map_or_else(
+        || "the agent".to_owned(),
+        |name| format!("the agent {name:?}"),
+    )
 }
 
 /// Writes `config` to a new file in `dir`, readable by its owner alone
@@ -299,9 +297,7 @@ pub(crate) fn write_config_file(
     runner: Runner,
     config: &Value,
 ) -> Result<PathBuf, Error> {
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).expect("the operating system's random generator failed");
-    let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-    let name = format!("embacle-mcp-{}-{hex}.json", runner.file_stem());
+    let nonce = getrandom::u64().expect("the operating system's random generator failed");
+    let name = format!("embacle-mcp-{}-{nonce:016x}.json", runner.file_stem());
     private_file::write(dir, &name, config.to_string().as_bytes()).map_err(Error::config_file)
 }

@@ -71,7 +71,7 @@ fn canonical(dir: &Path) -> io::Result<PathBuf> {
 fn write_by_name(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     let path = dir.join(name);
     let mut file = create_new(&path)?;
-    let written = by_name::check_directory(dir, &file)
+    let written = check_by_name(dir, &file)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all());
     if written.is_err() {
@@ -147,18 +147,6 @@ fn new_file(flags: i32) -> fs::OpenOptions {
     options
 }
 
-/// Why `dir` may not hold the file.
-#[cfg(unix)]
-fn not_private(dir: &Path, why: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!(
-            "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
-            dir.display()
-        ),
-    )
-}
-
 /// The rules, for one directory's owner and mode: `None` when `dir` (the
 /// directory itself when `above` is `None`, else a directory `above` it)
 /// passes, else why not.
@@ -183,55 +171,68 @@ fn breaks_rules(uid: u32, owner: u32, mode: u32, above: Option<&Path>) -> Option
     }
 }
 
+/// The rules, checked on `dir` (canonical) and every directory above it,
+/// nearest first, each one's metadata from `metas` in that order; the
+/// error says why `dir` may not hold the file.
+#[cfg(unix)]
+fn check_rules(
+    dir: &Path,
+    uid: u32,
+    metas: impl Iterator<Item = io::Result<fs::Metadata>>,
+) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for (at, meta) in dir.ancestors().zip(metas) {
+        let meta = meta?;
+        let above = (at != dir).then_some(at);
+        if let Some(why) = breaks_rules(uid, meta.uid(), meta.mode(), above) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The walk by descriptor (Linux).
 #[cfg(target_os = "linux")]
 mod walk {
     use std::fs::{self, File, Metadata};
     use std::io::{self, Write};
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
     use std::path::{Component, Path, PathBuf};
 
-    use super::{breaks_rules, new_file, not_private};
+    use super::{check_rules, new_file};
 
     /// `O_NOFOLLOW` and `O_DIRECTORY` on this architecture, where this
     /// file knows them: 0o400000 and 0o200000 in the generic layout,
     /// 0o100000 and 0o40000 on ARM, AArch64 and PowerPC (each kernel's
-    /// `asm/fcntl.h`).
-    pub(super) const FLAGS: Option<Flags> = if cfg!(any(
+    /// `asm/fcntl.h`). The walk adds them: never through a symlink, and,
+    /// for a directory on the way, only a directory. Without
+    /// `O_DIRECTORY`, a FIFO named by the path would be opened for reading,
+    /// and the open would wait for a writer: for ever, or until another
+    /// user chose.
+    pub(super) const FLAGS: Option<(i32, i32)> = if cfg!(any(
         target_arch = "x86_64",
         target_arch = "x86",
         target_arch = "riscv64",
         target_arch = "s390x",
         target_arch = "loongarch64"
     )) {
-        Some(Flags {
-            nofollow: 0o400_000,
-            directory: 0o200_000,
-        })
+        Some((0o400_000, 0o200_000))
     } else if cfg!(any(
         target_arch = "aarch64",
         target_arch = "arm",
         target_arch = "powerpc",
         target_arch = "powerpc64"
     )) {
-        Some(Flags {
-            nofollow: 0o100_000,
-            directory: 0o40_000,
-        })
+        Some((0o100_000, 0o40_000))
     } else {
         None
     };
-
-    /// The open flags the walk adds: never through a symlink, and, for a
-    /// directory on the way, only a directory. Without `O_DIRECTORY`, a
-    /// FIFO named by the path would be opened for reading, and the open
-    /// would wait for a writer: for ever, or until another user chose.
-    #[derive(Clone, Copy, Debug)]
-    pub(super) struct Flags {
-        pub(super) nofollow: i32,
-        pub(super) directory: i32,
-    }
 
     /// `name` in the directory open as `dir`, as a path the kernel
     /// resolves from that directory itself.
@@ -242,13 +243,13 @@ mod walk {
     }
 
     /// Opens `dir` (canonical) from `/` by descriptor, each component
-    /// without following a symlink and only if it is a directory (anything
-    /// else fails at once, `ENOTDIR`, never waits); returns the last
-    /// directory and each one's path and metadata, from `/` down.
-    fn open(dir: &Path, flags: Flags) -> io::Result<(File, Vec<(PathBuf, Metadata)>)> {
+    /// with `flags`: without following a symlink and only if it is a
+    /// directory (anything else fails at once, `ENOTDIR`, never waits);
+    /// returns the last directory and each one's metadata, from `/` down.
+    fn open(dir: &Path, flags: i32) -> io::Result<(File, Vec<Metadata>)> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut at = File::open("/")?;
-        let mut seen = vec![(PathBuf::from("/"), at.metadata()?)];
+        let mut seen = vec![at.metadata()?];
         for component in dir.components().skip(1) {
             let Component::Normal(name) = component else {
                 return Err(io::Error::new(
@@ -258,7 +259,7 @@ mod walk {
             };
             let next = fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(flags.nofollow | flags.directory)
+                .custom_flags(flags)
                 .open(within(&at, name))?;
             let meta = next.metadata()?;
             if !meta.is_dir() {
@@ -267,8 +268,7 @@ mod walk {
                     "not a directory",
                 ));
             }
-            let path = seen[seen.len() - 1].0.join(name);
-            seen.push((path, meta));
+            seen.push(meta);
             at = next;
         }
         Ok((at, seen))
@@ -293,7 +293,12 @@ mod walk {
     /// The walk, its directories checked against the rules (the directory
     /// itself first, then those above it, nearest first), and only then
     /// the file, created in the last directory opened.
-    pub(super) fn write(dir: &Path, name: &str, bytes: &[u8], flags: Flags) -> io::Result<()> {
+    pub(super) fn write(
+        dir: &Path,
+        name: &str,
+        bytes: &[u8],
+        (nofollow, directory): (i32, i32),
+    ) -> io::Result<()> {
         if !Path::new("/proc/self/fd").is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
@@ -301,22 +306,10 @@ mod walk {
             ));
         }
         let uid = file_uid()?;
-        let (at, seen) = open(dir, flags)?;
-        let (last, above) = seen.split_last().expect("the walk saw / at least");
-        let why = std::iter::once(breaks_rules(uid, last.1.uid(), last.1.mode(), None))
-            .chain(
-                above
-                    .iter()
-                    .rev()
-                    .map(|(path, meta)| breaks_rules(uid, meta.uid(), meta.mode(), Some(path))),
-            )
-            .flatten()
-            .next();
-        if let Some(why) = why {
-            return Err(not_private(dir, &why));
-        }
+        let (at, seen) = open(dir, nofollow | directory)?;
+        check_rules(dir, uid, seen.into_iter().rev().map(Ok))?;
         let path = within(&at, name.as_ref());
-        let mut file = new_file(flags.nofollow).open(&path)?;
+        let mut file = new_file(nofollow).open(&path)?;
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
         if written.is_err() {
             let _ = fs::remove_file(&path);
@@ -325,34 +318,19 @@ mod walk {
     }
 }
 
-/// The rules checked by name, where the walk is not made.
-mod by_name {
-    use std::fs;
-    use std::path::Path;
+/// The rules checked by name, where the walk is not made: `dir`
+/// (canonical) and every directory above it; the new file, still empty,
+/// says who this process's user is.
+#[cfg(unix)]
+fn check_by_name(dir: &Path, file: &fs::File) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = file.metadata()?.uid();
+    check_rules(dir, uid, dir.ancestors().map(fs::metadata))
+}
 
-    /// `dir` (canonical) and every directory above it, by name; the new
-    /// file, still empty, says who this process's user is.
-    #[cfg(unix)]
-    pub(super) fn check_directory(dir: &Path, file: &fs::File) -> std::io::Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        let uid = file.metadata()?.uid();
-        let meta = fs::metadata(dir)?;
-        if let Some(why) = super::breaks_rules(uid, meta.uid(), meta.mode(), None) {
-            return Err(super::not_private(dir, &why));
-        }
-        for ancestor in dir.ancestors().skip(1) {
-            let meta = fs::metadata(ancestor)?;
-            if let Some(why) = super::breaks_rules(uid, meta.uid(), meta.mode(), Some(ancestor)) {
-                return Err(super::not_private(dir, &why));
-            }
-        }
-        Ok(())
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn check_directory(_: &Path, _: &fs::File) -> std::io::Result<()> {
-        Ok(())
-    }
+#[cfg(not(unix))]
+fn check_by_name(_: &Path, _: &fs::File) -> io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]
@@ -522,7 +500,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_walk_never_follows_a_symlink() {
-        let Some(walk::Flags { nofollow, .. }) = walk::FLAGS else {
+        let Some((nofollow, _)) = walk::FLAGS else {
             return;
         };
         use std::os::unix::fs::OpenOptionsExt;

@@ -187,25 +187,18 @@ impl Runner {
             Self::CopilotCli => replace_utf16(&format!("{server}-{tool}"), dash_or_underscore, '-'),
             Self::GeminiCli => {
                 let joined = format!("{server}_{tool}");
-                let prefixed = match joined.starts_with("mcp_") {
-                    true => joined,
-                    false => format!("mcp_{joined}"),
+                let prefix = if joined.starts_with("mcp_") {
+                    ""
+                } else {
+                    "mcp_"
                 };
                 let keep =
                     |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
-                replace_utf16(&prefixed, keep, '_')
+                replace_utf16(&format!("{prefix}{joined}"), keep, '_')
             }
             // Codex is written in Rust: one replacement per character.
             Self::Codex => format!("mcp__{server}__{tool}")
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect(),
+                .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
         }
     }
 
@@ -293,15 +286,12 @@ impl fmt::Display for Runner {
 /// `text` with every character `keep` refuses replaced by `with`, once per
 /// UTF-16 unit, as a JavaScript `replace(/[^…]/g, …)` does.
 fn replace_utf16(text: &str, keep: impl Fn(char) -> bool, with: char) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if keep(c) {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n(with, c.len_utf16()));
-        }
-    }
-    out
+    text.chars()
+        .flat_map(|c| match keep(c) {
+            true => std::iter::repeat_n(c, 1),
+            false => std::iter::repeat_n(with, c.len_utf16()),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -150,11 +150,9 @@ impl McpSessions {
             client_info,
         });
         let mut open = self.open();
-        while open.len() >= limit {
-            match open.pop_front() {
-                Some(oldest) => changes.end_audience(&oldest.audience),
-                None => break,
-            }
+        let excess = (open.len() + 1).saturating_sub(limit).min(open.len());
+        for oldest in open.drain(..excess) {
+            changes.end_audience(&oldest.audience);
         }
         open.push_back(Arc::clone(&session));
         session
@@ -179,14 +177,12 @@ impl McpSessions {
     /// streams end. False when it had ended already.
     pub(crate) fn end(&self, session: &McpSession, changes: &ListChanges) -> bool {
         let mut open = self.open();
-        let Some(at) = open.iter().position(|s| std::ptr::eq(&**s, session)) else {
+        let at = open.iter().position(|s| std::ptr::eq(&**s, session));
+        let Some(ended) = at.and_then(|at| open.remove(at)) else {
             return false;
         };
-        let ended = open.remove(at);
         drop(open);
-        if let Some(ended) = ended {
-            changes.end_audience(&ended.audience);
-        }
+        changes.end_audience(&ended.audience);
         true
     }
 
