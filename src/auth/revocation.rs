@@ -88,7 +88,7 @@
 //! grows multi-word transitions (issue: in-flight call counting).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use subtle::ConstantTimeEq;
 
@@ -161,10 +161,7 @@ impl<T> RevocationSlab<T> {
     ///
     /// Returns `None` when `capacity` slots are live.
     pub(crate) fn open(&self, payload: Arc<T>) -> Option<Bearer> {
-        let _serialized = self
-            .open_lock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _serialized = lock(&self.open_lock);
         let index = self.pop_free().or_else(|| {
             // Relaxed: only `open` writes `high_water`, under `open_lock`.
             let fresh = self.high_water.load(Ordering::Relaxed);
@@ -183,7 +180,7 @@ impl<T> RevocationSlab<T> {
             // Release: pairs with the Acquire loads in `validate` (I5).
             stored.store(word, Ordering::Release);
         }
-        *slot.payload.lock().unwrap_or_else(PoisonError::into_inner) = Some(payload);
+        *lock(&slot.payload) = Some(payload);
         let generation = vacant + 1;
         // Release: publishes the secret and payload to any `validate` whose
         // Acquire load sees this generation.
@@ -213,11 +210,7 @@ impl<T> RevocationSlab<T> {
         if !bool::from(admitted) {
             return None;
         }
-        let payload = slot
-            .payload
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()?;
+        let payload = lock(&slot.payload).clone()?;
         // The slot may have been revoked and reopened while we took the
         // payload; then it belongs to somebody else.
         self.admit(SlotRef::of(bearer)).then_some(payload)
@@ -246,25 +239,17 @@ impl<T> RevocationSlab<T> {
         // AcqRel, one step: Release so that a check which sees the revoked
         // state sees what the owner did before dropping; Acquire so that the
         // cleanup below is ordered after it. The CAS keeps revoke idempotent.
-        if slot
-            .state
-            .compare_exchange(
-                at.generation,
-                at.generation + 1,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_err()
-        {
+        let Ok(_) = slot.state.compare_exchange(
+            at.generation,
+            at.generation + 1,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) else {
             return;
-        }
+        };
         self.live.fetch_sub(1, Ordering::Relaxed);
         // Dropped outside the lock: the payload's destructor is user code.
-        let payload = slot
-            .payload
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let payload = lock(&slot.payload).take();
         self.push_free(at.slot, slot);
         drop(payload);
     }
@@ -330,21 +315,18 @@ impl<T> RevocationSlab<T> {
     }
 }
 
+/// Locks `mutex`: nothing panics while holding either of the slab's locks,
+/// so a poisoned lock's data is whole.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Page and offset of a slot index: page `k` starts at `FIRST_PAGE * (2^k - 1)`.
 fn locate(index: u32) -> (usize, usize) {
     let scaled = index as usize / FIRST_PAGE + 1;
     let page = (usize::BITS - 1 - scaled.leading_zeros()) as usize;
     let offset = index as usize - FIRST_PAGE * ((1 << page) - 1);
     (page, offset)
-}
-
-impl<T> std::fmt::Debug for RevocationSlab<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RevocationSlab")
-            .field("live", &self.live())
-            .field("capacity", &self.capacity)
-            .finish_non_exhaustive()
-    }
 }
 
 #[cfg(test)]

@@ -147,30 +147,6 @@ fn new_file(flags: i32) -> fs::OpenOptions {
     options
 }
 
-/// The rules, for one directory's owner and mode: `None` when `dir` (the
-/// directory itself when `above` is `None`, else a directory `above` it)
-/// passes, else why not.
-#[cfg(unix)]
-fn breaks_rules(uid: u32, owner: u32, mode: u32, above: Option<&Path>) -> Option<String> {
-    let mode = mode & 0o7777;
-    match above {
-        None if owner != uid => Some(format!(
-            "it belongs to uid {owner}, not to this process's uid {uid}"
-        )),
-        None if mode & 0o022 != 0 => Some(format!("others may write to it (mode {mode:o})")),
-        None => None,
-        Some(dir) if owner != uid && owner != 0 => Some(format!(
-            "{} above it belongs to uid {owner}",
-            dir.display()
-        )),
-        Some(dir) if mode & 0o022 != 0 && mode & 0o1000 == 0 => Some(format!(
-            "others may write to {} above it (mode {mode:o}, not sticky), so they may rename it away",
-            dir.display()
-        )),
-        Some(_) => None,
-    }
-}
-
 /// The rules, checked on `dir` (canonical) and every directory above it,
 /// nearest first, each one's metadata from `metas` in that order; the
 /// error says why `dir` may not hold the file.
@@ -183,16 +159,29 @@ fn check_rules(
     use std::os::unix::fs::MetadataExt;
     for (at, meta) in dir.ancestors().zip(metas) {
         let meta = meta?;
-        let above = (at != dir).then_some(at);
-        if let Some(why) = breaks_rules(uid, meta.uid(), meta.mode(), above) {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
-                    dir.display()
-                ),
-            ));
-        }
+        let (owner, mode) = (meta.uid(), meta.mode() & 0o7777);
+        // The directory itself, then each one above it.
+        let why = match at == dir {
+            true if owner != uid => {
+                format!("it belongs to uid {owner}, not to this process's uid {uid}")
+            }
+            true if mode & 0o022 != 0 => format!("others may write to it (mode {mode:o})"),
+            false if owner != uid && owner != 0 => {
+                format!("{} above it belongs to uid {owner}", at.display())
+            }
+            false if mode & 0o022 != 0 && mode & 0o1000 == 0 => format!(
+                "others may write to {} above it (mode {mode:o}, not sticky), so they may rename it away",
+                at.display()
+            ),
+            _ => continue,
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
+                dir.display()
+            ),
+        ));
     }
     Ok(())
 }
@@ -215,23 +204,10 @@ mod walk {
     /// `O_DIRECTORY`, a FIFO named by the path would be opened for reading,
     /// and the open would wait for a writer: for ever, or until another
     /// user chose.
-    pub(super) const FLAGS: Option<(i32, i32)> = if cfg!(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "riscv64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )) {
-        Some((0o400_000, 0o200_000))
-    } else if cfg!(any(
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "powerpc",
-        target_arch = "powerpc64"
-    )) {
-        Some((0o100_000, 0o40_000))
-    } else {
-        None
+    pub(super) const FLAGS: Option<(i32, i32)> = match std::env::consts::ARCH.as_bytes() {
+        b"x86_64" | b"x86" | b"riscv64" | b"s390x" | b"loongarch64" => Some((0o400_000, 0o200_000)),
+        b"aarch64" | b"arm" | b"powerpc" | b"powerpc64" => Some((0o100_000, 0o40_000)),
+        _ => None,
     };
 
     /// `name` in the directory open as `dir`, as a path the kernel

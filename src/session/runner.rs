@@ -122,10 +122,7 @@ impl Runner {
     /// ```
     pub fn config_args(self, path: &Path) -> Option<[OsString; 2]> {
         let flag = self.config_flag()?;
-        let mut value = OsString::new();
-        if self == Self::CopilotCli {
-            value.push("@");
-        }
+        let mut value = OsString::from(if self == Self::CopilotCli { "@" } else { "" });
         value.push(path);
         Some([OsString::from(flag), value])
     }
@@ -187,14 +184,13 @@ impl Runner {
             Self::CopilotCli => replace_utf16(&format!("{server}-{tool}"), dash_or_underscore, '-'),
             Self::GeminiCli => {
                 let joined = format!("{server}_{tool}");
-                let prefix = if joined.starts_with("mcp_") {
-                    ""
-                } else {
-                    "mcp_"
+                let prefixed = match joined.starts_with("mcp_") {
+                    true => joined,
+                    false => format!("mcp_{joined}"),
                 };
                 let keep =
                     |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
-                replace_utf16(&format!("{prefix}{joined}"), keep, '_')
+                replace_utf16(&prefixed, keep, '_')
             }
             // Codex is written in Rust: one replacement per character.
             Self::Codex => format!("mcp__{server}__{tool}")
@@ -259,16 +255,6 @@ impl Runner {
             seen.push((name, tool.name()));
         }
         Ok(())
-    }
-
-    /// The stem of this agent's config file name.
-    pub(crate) fn file_stem(self) -> &'static str {
-        match self {
-            Self::ClaudeCode => "claude-code",
-            Self::CopilotCli => "copilot-cli",
-            Self::GeminiCli => "gemini-cli",
-            Self::Codex => "codex",
-        }
     }
 }
 

@@ -7,7 +7,6 @@
 //! made from a config alone — no listener, no socket — which is how the
 //! dispatcher's unit tests drive it.
 
-use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -322,13 +321,5 @@ impl Lease {
     /// The re-check made immediately before a tool call runs.
     pub(crate) fn is_live(&self) -> bool {
         self.shared.slab.admit(self.at)
-    }
-}
-
-impl fmt::Debug for Lease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lease")
-            .field("session", &self.session.id())
-            .finish_non_exhaustive()
     }
 }
