@@ -149,12 +149,13 @@ fn new_file(flags: i32) -> fs::OpenOptions {
 
 /// The rules, checked on `dir` (canonical) and every directory above it,
 /// nearest first, each one's metadata from `metas` in that order; the
-/// error says why `dir` may not hold the file.
+/// error says why `dir` may not hold the file. (`dyn`: one copy of it
+/// serves the walk and the check by name.)
 #[cfg(unix)]
 fn check_rules(
     dir: &Path,
     uid: u32,
-    metas: impl Iterator<Item = io::Result<fs::Metadata>>,
+    metas: &mut dyn Iterator<Item = io::Result<fs::Metadata>>,
 ) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     for (at, meta) in dir.ancestors().zip(metas) {
@@ -283,7 +284,7 @@ mod walk {
         }
         let uid = file_uid()?;
         let (at, seen) = open(dir, nofollow | directory)?;
-        check_rules(dir, uid, seen.into_iter().rev().map(Ok))?;
+        check_rules(dir, uid, &mut seen.into_iter().rev().map(Ok))?;
         let path = within(&at, name.as_ref());
         let mut file = new_file(nofollow).open(&path)?;
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
@@ -301,7 +302,7 @@ mod walk {
 fn check_by_name(dir: &Path, file: &fs::File) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let uid = file.metadata()?.uid();
-    check_rules(dir, uid, dir.ancestors().map(fs::metadata))
+    check_rules(dir, uid, &mut dir.ancestors().map(fs::metadata))
 }
 
 #[cfg(not(unix))]
