@@ -40,6 +40,8 @@
 
 use std::fs;
 use std::io::{self, Write};
+#[cfg(unix)]
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to a new file `name` in `dir`, mode 0600 on Unix, after
@@ -157,7 +159,6 @@ fn check_rules(
     uid: u32,
     metas: &mut dyn Iterator<Item = io::Result<fs::Metadata>>,
 ) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
     for (at, meta) in dir.ancestors().zip(metas) {
         let meta = meta?;
         let (owner, mode) = (meta.uid(), meta.mode() & 0o7777);
@@ -300,7 +301,6 @@ mod walk {
 /// says who this process's user is.
 #[cfg(unix)]
 fn check_by_name(dir: &Path, file: &fs::File) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
     let uid = file.metadata()?.uid();
     check_rules(dir, uid, &mut dir.ancestors().map(fs::metadata))
 }
