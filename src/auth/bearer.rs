@@ -55,13 +55,8 @@ impl Secret {
 
     /// The secret as four native words, the form the slab stores.
     pub(crate) fn to_words(&self) -> [u64; 4] {
-        let mut words = [0u64; 4];
-        for (word, chunk) in words.iter_mut().zip(self.0.chunks_exact(8)) {
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(chunk);
-            *word = u64::from_le_bytes(eight);
-        }
-        words
+        let word = |i: usize| self.0[8 * i..8 * i + 8].try_into().expect("eight bytes");
+        std::array::from_fn(|i| u64::from_le_bytes(word(i)))
     }
 
     /// Constant-time equality against stored words.
@@ -139,14 +134,13 @@ impl Bearer {
     /// Writes the canonical text form. The only caller is
     /// [`ToolSession::mcp_servers`](crate::ToolSession::mcp_servers).
     pub(crate) fn to_text(&self) -> String {
-        use fmt::Write as _;
-        // Writing to a `String` cannot fail.
-        let mut text = String::with_capacity(TEXT_LEN);
-        let _ = write!(text, "{PREFIX}{:08x}{:016x}", self.slot, self.generation);
-        for byte in self.secret.0 {
-            let _ = write!(text, "{byte:02x}");
-        }
-        text
+        // The secret's 32 bytes as two 128-bit numbers, first byte highest.
+        let half = |at: usize| self.secret.0[at..at + 16].try_into().expect("16 bytes");
+        let (high, low) = (u128::from_be_bytes(half(0)), u128::from_be_bytes(half(16)));
+        format!(
+            "{PREFIX}{:08x}{:016x}{high:032x}{low:032x}",
+            self.slot, self.generation
+        )
     }
 }
 
@@ -157,9 +151,7 @@ impl Bearer {
 fn hex8(digits: &[u8]) -> (u32, u64) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-    let mut word = [0u8; 8];
-    word.copy_from_slice(digits);
-    let x = u64::from_le_bytes(word);
+    let x = u64::from_le_bytes(digits.try_into().expect("eight digits"));
     // For a byte below 0x80, adding `0x80 - floor` sets its high bit
     // exactly when it is at least `floor`, and never carries into the next
     // byte. (Bytes from 0x80 up are refused below, whatever this gives.)

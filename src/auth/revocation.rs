@@ -88,7 +88,7 @@
 //! grows multi-word transitions (issue: in-flight call counting).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use subtle::ConstantTimeEq;
 
@@ -161,22 +161,15 @@ impl<T> RevocationSlab<T> {
     ///
     /// Returns `None` when `capacity` slots are live.
     pub(crate) fn open(&self, payload: Arc<T>) -> Option<Bearer> {
-        let _serialized = self
-            .open_lock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let index = match self.pop_free() {
-            Some(index) => index,
-            None => {
-                // Relaxed: only `open` writes `high_water`, under `open_lock`.
-                let fresh = self.high_water.load(Ordering::Relaxed);
-                if fresh >= self.capacity {
-                    return None;
-                }
+        let _serialized = lock(&self.open_lock);
+        let index = self.pop_free().or_else(|| {
+            // Relaxed: only `open` writes `high_water`, under `open_lock`.
+            let fresh = self.high_water.load(Ordering::Relaxed);
+            (fresh < self.capacity).then(|| {
                 self.high_water.store(fresh + 1, Ordering::Relaxed);
                 fresh
-            }
-        };
+            })
+        })?;
         let slot = self.slot_or_allocate(index);
         // Relaxed: the slot is vacant and we are its only writer (it was
         // popped from the free list, or is fresh, under `open_lock`).
@@ -187,7 +180,7 @@ impl<T> RevocationSlab<T> {
             // Release: pairs with the Acquire loads in `validate` (I5).
             stored.store(word, Ordering::Release);
         }
-        *slot.payload.lock().unwrap_or_else(PoisonError::into_inner) = Some(payload);
+        *lock(&slot.payload) = Some(payload);
         let generation = vacant + 1;
         // Release: publishes the secret and payload to any `validate` whose
         // Acquire load sees this generation.
@@ -217,11 +210,7 @@ impl<T> RevocationSlab<T> {
         if !bool::from(admitted) {
             return None;
         }
-        let payload = slot
-            .payload
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()?;
+        let payload = lock(&slot.payload).clone()?;
         // The slot may have been revoked and reopened while we took the
         // payload; then it belongs to somebody else.
         self.admit(SlotRef::of(bearer)).then_some(payload)
@@ -250,25 +239,17 @@ impl<T> RevocationSlab<T> {
         // AcqRel, one step: Release so that a check which sees the revoked
         // state sees what the owner did before dropping; Acquire so that the
         // cleanup below is ordered after it. The CAS keeps revoke idempotent.
-        if slot
-            .state
-            .compare_exchange(
-                at.generation,
-                at.generation + 1,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_err()
-        {
+        let Ok(_) = slot.state.compare_exchange(
+            at.generation,
+            at.generation + 1,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) else {
             return;
-        }
+        };
         self.live.fetch_sub(1, Ordering::Relaxed);
         // Dropped outside the lock: the payload's destructor is user code.
-        let payload = slot
-            .payload
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let payload = lock(&slot.payload).take();
         self.push_free(at.slot, slot);
         drop(payload);
     }
@@ -310,42 +291,34 @@ impl<T> RevocationSlab<T> {
 
     /// Lock-free push (I6).
     fn push_free(&self, index: u32, slot: &Slot<T>) {
-        let mut head = self.free_head.load(Ordering::Relaxed);
-        loop {
-            slot.next_free.store(head, Ordering::Relaxed);
-            // Release: publishes `next_free` and the revocation to the popper.
-            match self.free_head.compare_exchange_weak(
-                head,
-                index,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(current) => head = current,
-            }
-        }
+        // Release: publishes `next_free` and the revocation to the popper.
+        // Never refused: the `Err` it cannot return is ignored.
+        let _ = self
+            .free_head
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |head| {
+                slot.next_free.store(head, Ordering::Relaxed);
+                Some(index)
+            });
     }
 
     /// Pop, called only under `open_lock` (I6).
     fn pop_free(&self) -> Option<u32> {
-        // Acquire: pairs with the Release CAS in `push_free`.
-        let mut head = self.free_head.load(Ordering::Acquire);
-        while head != NO_SLOT {
-            let next = self.slot(head)?.next_free.load(Ordering::Relaxed);
-            // A failure means a push moved the head; `head`'s own link cannot
-            // change while it is on the stack, so just retry with the new head.
-            match self.free_head.compare_exchange_weak(
-                head,
-                next,
-                Ordering::Acquire,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Some(head),
-                Err(current) => head = current,
-            }
-        }
-        None
+        // Acquire: pairs with the Release CAS in `push_free`. A failed CAS
+        // means a push moved the head; `head`'s own link cannot change
+        // while it is on the stack, so the update just runs again.
+        self.free_head
+            .fetch_update(Ordering::Acquire, Ordering::Acquire, |head| match head {
+                NO_SLOT => None,
+                _ => Some(self.slot(head)?.next_free.load(Ordering::Relaxed)),
+            })
+            .ok()
     }
+}
+
+/// Locks `mutex`: nothing panics while holding either of the slab's locks,
+/// so a poisoned lock's data is whole.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Page and offset of a slot index: page `k` starts at `FIRST_PAGE * (2^k - 1)`.
@@ -354,15 +327,6 @@ fn locate(index: u32) -> (usize, usize) {
     let page = (usize::BITS - 1 - scaled.leading_zeros()) as usize;
     let offset = index as usize - FIRST_PAGE * ((1 << page) - 1);
     (page, offset)
-}
-
-impl<T> std::fmt::Debug for RevocationSlab<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RevocationSlab")
-            .field("live", &self.live())
-            .field("capacity", &self.capacity)
-            .finish_non_exhaustive()
-    }
 }
 
 #[cfg(test)]

@@ -250,7 +250,14 @@ impl ToolSession {
     /// ```
     pub fn write_mcp_config(&self, runner: Runner, dir: &Path) -> Result<PathBuf, Error> {
         let config = self.mcp_servers().config_for(runner)?;
-        let path = write_config_file(dir, runner, &config)?;
+        // A new file, readable by its owner alone, in a directory no other
+        // user can change (`private_file.rs`); its name ends in random hex.
+        let nonce = getrandom::u64().expect("the operating system's random generator failed");
+        // Named after the agent: `Claude Code` as `claude-code`.
+        let stem = runner.to_string().to_ascii_lowercase().replace(' ', "-");
+        let name = format!("embacle-mcp-{stem}-{nonce:016x}.json");
+        let path = private_file::write(dir, &name, config.to_string().as_bytes())
+            .map_err(Error::config_file)?;
         let files = self.config_files.lock();
         files
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -281,27 +288,9 @@ fn undeclared_http(initialize_result: &Value) -> Option<String> {
 
 /// The agent as an error names it: by its `agentInfo.name`, if it gave one.
 fn agent_named(initialize_result: &Value) -> String {
-    match initialize_result
-        .pointer("/agentInfo/name")
-        .and_then(Value::as_str)
-    {
-        Some(name) => format!("the agent {name:?}"),
-        None => "the agent".to_owned(),
-    }
-}
-
-/// Writes `config` to a new file in `dir`, readable by its owner alone
-/// (mode 0600 on Unix), in a directory no other user can change
-/// (`private_file.rs`), and returns its path, which names no symlink. The
-/// name ends in random hex.
-pub(crate) fn write_config_file(
-    dir: &Path,
-    runner: Runner,
-    config: &Value,
-) -> Result<PathBuf, Error> {
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).expect("the operating system's random generator failed");
-    let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-    let name = format!("embacle-mcp-{}-{hex}.json", runner.file_stem());
-    private_file::write(dir, &name, config.to_string().as_bytes()).map_err(Error::config_file)
+    let name = initialize_result.pointer("/agentInfo/name");
+    name.and_then(Value::as_str).map_or_else(
+        || "the agent".to_owned(),
+        |name| format!("the agent {name:?}"),
+    )
 }

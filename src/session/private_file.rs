@@ -40,6 +40,8 @@
 
 use std::fs;
 use std::io::{self, Write};
+#[cfg(unix)]
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to a new file `name` in `dir`, mode 0600 on Unix, after
@@ -71,7 +73,7 @@ fn canonical(dir: &Path) -> io::Result<PathBuf> {
 fn write_by_name(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     let path = dir.join(name);
     let mut file = create_new(&path)?;
-    let written = by_name::check_directory(dir, &file)
+    let written = check_by_name(dir, &file)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all());
     if written.is_err() {
@@ -147,40 +149,43 @@ fn new_file(flags: i32) -> fs::OpenOptions {
     options
 }
 
-/// Why `dir` may not hold the file.
+/// The rules, checked on `dir` (canonical) and every directory above it,
+/// nearest first, each one's metadata from `metas` in that order; the
+/// error says why `dir` may not hold the file. (`dyn`: one copy of it
+/// serves the walk and the check by name.)
 #[cfg(unix)]
-fn not_private(dir: &Path, why: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!(
-            "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
-            dir.display()
-        ),
-    )
-}
-
-/// The rules, for one directory's owner and mode: `None` when `dir` (the
-/// directory itself when `above` is `None`, else a directory `above` it)
-/// passes, else why not.
-#[cfg(unix)]
-fn breaks_rules(uid: u32, owner: u32, mode: u32, above: Option<&Path>) -> Option<String> {
-    let mode = mode & 0o7777;
-    match above {
-        None if owner != uid => Some(format!(
-            "it belongs to uid {owner}, not to this process's uid {uid}"
-        )),
-        None if mode & 0o022 != 0 => Some(format!("others may write to it (mode {mode:o})")),
-        None => None,
-        Some(dir) if owner != uid && owner != 0 => Some(format!(
-            "{} above it belongs to uid {owner}",
-            dir.display()
-        )),
-        Some(dir) if mode & 0o022 != 0 && mode & 0o1000 == 0 => Some(format!(
-            "others may write to {} above it (mode {mode:o}, not sticky), so they may rename it away",
-            dir.display()
-        )),
-        Some(_) => None,
+fn check_rules(
+    dir: &Path,
+    uid: u32,
+    metas: &mut dyn Iterator<Item = io::Result<fs::Metadata>>,
+) -> io::Result<()> {
+    for (at, meta) in dir.ancestors().zip(metas) {
+        let meta = meta?;
+        let (owner, mode) = (meta.uid(), meta.mode() & 0o7777);
+        // The directory itself, then each one above it.
+        let why = match at == dir {
+            true if owner != uid => {
+                format!("it belongs to uid {owner}, not to this process's uid {uid}")
+            }
+            true if mode & 0o022 != 0 => format!("others may write to it (mode {mode:o})"),
+            false if owner != uid && owner != 0 => {
+                format!("{} above it belongs to uid {owner}", at.display())
+            }
+            false if mode & 0o022 != 0 && mode & 0o1000 == 0 => format!(
+                "others may write to {} above it (mode {mode:o}, not sticky), so they may rename it away",
+                at.display()
+            ),
+            _ => continue,
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} may not hold a file with a bearer: {why}, so another user could replace the file before the agent reads it; use a private directory (mode 0700), such as $XDG_RUNTIME_DIR",
+                dir.display()
+            ),
+        ));
     }
+    Ok(())
 }
 
 /// The walk by descriptor (Linux).
@@ -189,49 +194,23 @@ mod walk {
     use std::fs::{self, File, Metadata};
     use std::io::{self, Write};
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
     use std::path::{Component, Path, PathBuf};
 
-    use super::{breaks_rules, new_file, not_private};
+    use super::{check_rules, new_file};
 
     /// `O_NOFOLLOW` and `O_DIRECTORY` on this architecture, where this
     /// file knows them: 0o400000 and 0o200000 in the generic layout,
     /// 0o100000 and 0o40000 on ARM, AArch64 and PowerPC (each kernel's
-    /// `asm/fcntl.h`).
-    pub(super) const FLAGS: Option<Flags> = if cfg!(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "riscv64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )) {
-        Some(Flags {
-            nofollow: 0o400_000,
-            directory: 0o200_000,
-        })
-    } else if cfg!(any(
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "powerpc",
-        target_arch = "powerpc64"
-    )) {
-        Some(Flags {
-            nofollow: 0o100_000,
-            directory: 0o40_000,
-        })
-    } else {
-        None
+    /// `asm/fcntl.h`). The walk adds them: never through a symlink, and,
+    /// for a directory on the way, only a directory. Without
+    /// `O_DIRECTORY`, a FIFO named by the path would be opened for reading,
+    /// and the open would wait for a writer: for ever, or until another
+    /// user chose.
+    pub(super) const FLAGS: Option<(i32, i32)> = match std::env::consts::ARCH.as_bytes() {
+        b"x86_64" | b"x86" | b"riscv64" | b"s390x" | b"loongarch64" => Some((0o400_000, 0o200_000)),
+        b"aarch64" | b"arm" | b"powerpc" | b"powerpc64" => Some((0o100_000, 0o40_000)),
+        _ => None,
     };
-
-    /// The open flags the walk adds: never through a symlink, and, for a
-    /// directory on the way, only a directory. Without `O_DIRECTORY`, a
-    /// FIFO named by the path would be opened for reading, and the open
-    /// would wait for a writer: for ever, or until another user chose.
-    #[derive(Clone, Copy, Debug)]
-    pub(super) struct Flags {
-        pub(super) nofollow: i32,
-        pub(super) directory: i32,
-    }
 
     /// `name` in the directory open as `dir`, as a path the kernel
     /// resolves from that directory itself.
@@ -242,13 +221,13 @@ mod walk {
     }
 
     /// Opens `dir` (canonical) from `/` by descriptor, each component
-    /// without following a symlink and only if it is a directory (anything
-    /// else fails at once, `ENOTDIR`, never waits); returns the last
-    /// directory and each one's path and metadata, from `/` down.
-    fn open(dir: &Path, flags: Flags) -> io::Result<(File, Vec<(PathBuf, Metadata)>)> {
+    /// with `flags`: without following a symlink and only if it is a
+    /// directory (anything else fails at once, `ENOTDIR`, never waits);
+    /// returns the last directory and each one's metadata, from `/` down.
+    fn open(dir: &Path, flags: i32) -> io::Result<(File, Vec<Metadata>)> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut at = File::open("/")?;
-        let mut seen = vec![(PathBuf::from("/"), at.metadata()?)];
+        let mut seen = vec![at.metadata()?];
         for component in dir.components().skip(1) {
             let Component::Normal(name) = component else {
                 return Err(io::Error::new(
@@ -258,7 +237,7 @@ mod walk {
             };
             let next = fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(flags.nofollow | flags.directory)
+                .custom_flags(flags)
                 .open(within(&at, name))?;
             let meta = next.metadata()?;
             if !meta.is_dir() {
@@ -267,8 +246,7 @@ mod walk {
                     "not a directory",
                 ));
             }
-            let path = seen[seen.len() - 1].0.join(name);
-            seen.push((path, meta));
+            seen.push(meta);
             at = next;
         }
         Ok((at, seen))
@@ -293,7 +271,12 @@ mod walk {
     /// The walk, its directories checked against the rules (the directory
     /// itself first, then those above it, nearest first), and only then
     /// the file, created in the last directory opened.
-    pub(super) fn write(dir: &Path, name: &str, bytes: &[u8], flags: Flags) -> io::Result<()> {
+    pub(super) fn write(
+        dir: &Path,
+        name: &str,
+        bytes: &[u8],
+        (nofollow, directory): (i32, i32),
+    ) -> io::Result<()> {
         if !Path::new("/proc/self/fd").is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
@@ -301,22 +284,10 @@ mod walk {
             ));
         }
         let uid = file_uid()?;
-        let (at, seen) = open(dir, flags)?;
-        let (last, above) = seen.split_last().expect("the walk saw / at least");
-        let why = std::iter::once(breaks_rules(uid, last.1.uid(), last.1.mode(), None))
-            .chain(
-                above
-                    .iter()
-                    .rev()
-                    .map(|(path, meta)| breaks_rules(uid, meta.uid(), meta.mode(), Some(path))),
-            )
-            .flatten()
-            .next();
-        if let Some(why) = why {
-            return Err(not_private(dir, &why));
-        }
+        let (at, seen) = open(dir, nofollow | directory)?;
+        check_rules(dir, uid, &mut seen.into_iter().rev().map(Ok))?;
         let path = within(&at, name.as_ref());
-        let mut file = new_file(flags.nofollow).open(&path)?;
+        let mut file = new_file(nofollow).open(&path)?;
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
         if written.is_err() {
             let _ = fs::remove_file(&path);
@@ -325,34 +296,18 @@ mod walk {
     }
 }
 
-/// The rules checked by name, where the walk is not made.
-mod by_name {
-    use std::fs;
-    use std::path::Path;
+/// The rules checked by name, where the walk is not made: `dir`
+/// (canonical) and every directory above it; the new file, still empty,
+/// says who this process's user is.
+#[cfg(unix)]
+fn check_by_name(dir: &Path, file: &fs::File) -> io::Result<()> {
+    let uid = file.metadata()?.uid();
+    check_rules(dir, uid, &mut dir.ancestors().map(fs::metadata))
+}
 
-    /// `dir` (canonical) and every directory above it, by name; the new
-    /// file, still empty, says who this process's user is.
-    #[cfg(unix)]
-    pub(super) fn check_directory(dir: &Path, file: &fs::File) -> std::io::Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        let uid = file.metadata()?.uid();
-        let meta = fs::metadata(dir)?;
-        if let Some(why) = super::breaks_rules(uid, meta.uid(), meta.mode(), None) {
-            return Err(super::not_private(dir, &why));
-        }
-        for ancestor in dir.ancestors().skip(1) {
-            let meta = fs::metadata(ancestor)?;
-            if let Some(why) = super::breaks_rules(uid, meta.uid(), meta.mode(), Some(ancestor)) {
-                return Err(super::not_private(dir, &why));
-            }
-        }
-        Ok(())
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn check_directory(_: &Path, _: &fs::File) -> std::io::Result<()> {
-        Ok(())
-    }
+#[cfg(not(unix))]
+fn check_by_name(_: &Path, _: &fs::File) -> io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]
@@ -522,7 +477,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_walk_never_follows_a_symlink() {
-        let Some(walk::Flags { nofollow, .. }) = walk::FLAGS else {
+        let Some((nofollow, _)) = walk::FLAGS else {
             return;
         };
         use std::os::unix::fs::OpenOptionsExt;

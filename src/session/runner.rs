@@ -122,10 +122,7 @@ impl Runner {
     /// ```
     pub fn config_args(self, path: &Path) -> Option<[OsString; 2]> {
         let flag = self.config_flag()?;
-        let mut value = OsString::new();
-        if self == Self::CopilotCli {
-            value.push("@");
-        }
+        let mut value = OsString::from(if self == Self::CopilotCli { "@" } else { "" });
         value.push(path);
         Some([OsString::from(flag), value])
     }
@@ -197,15 +194,7 @@ impl Runner {
             }
             // Codex is written in Rust: one replacement per character.
             Self::Codex => format!("mcp__{server}__{tool}")
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect(),
+                .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
         }
     }
 
@@ -267,16 +256,6 @@ impl Runner {
         }
         Ok(())
     }
-
-    /// The stem of this agent's config file name.
-    pub(crate) fn file_stem(self) -> &'static str {
-        match self {
-            Self::ClaudeCode => "claude-code",
-            Self::CopilotCli => "copilot-cli",
-            Self::GeminiCli => "gemini-cli",
-            Self::Codex => "codex",
-        }
-    }
 }
 
 impl fmt::Display for Runner {
@@ -293,15 +272,12 @@ impl fmt::Display for Runner {
 /// `text` with every character `keep` refuses replaced by `with`, once per
 /// UTF-16 unit, as a JavaScript `replace(/[^…]/g, …)` does.
 fn replace_utf16(text: &str, keep: impl Fn(char) -> bool, with: char) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if keep(c) {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n(with, c.len_utf16()));
-        }
-    }
-    out
+    text.chars()
+        .flat_map(|c| match keep(c) {
+            true => std::iter::repeat_n(c, 1),
+            false => std::iter::repeat_n(with, c.len_utf16()),
+        })
+        .collect()
 }
 
 #[cfg(test)]

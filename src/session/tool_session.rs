@@ -251,10 +251,7 @@ impl Drop for ToolSession {
         // The bearer in them is dead now; the files go too. A file someone
         // already removed is no error.
         let files = self.config_files.get_mut();
-        for path in files
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .drain(..)
-        {
+        for path in std::mem::take(files.unwrap_or_else(std::sync::PoisonError::into_inner)) {
             let _ = std::fs::remove_file(path);
         }
     }

@@ -22,18 +22,14 @@ pub(crate) struct InFlightCalls {
 }
 
 impl InFlightCalls {
-    /// Cancels the call with this request id, if one is in flight. Ids
-    /// compare exactly: `"1"` and `1` are different requests.
-    pub(crate) fn cancel(&self, id: &Value) {
-        for (_, signal) in self.lock().iter().filter(|(call_id, _)| call_id == id) {
-            signal.cancel();
-        }
-    }
-
-    /// Cancels every call in flight.
-    pub(crate) fn cancel_all(&self) {
-        for (_, signal) in self.lock().iter() {
-            signal.cancel();
+    /// Cancels the call with request id `id`, if one is in flight, or
+    /// every call in flight when `id` is `None`. Ids compare exactly: `"1"`
+    /// and `1` are different requests.
+    pub(crate) fn cancel(&self, id: Option<&Value>) {
+        for (call_id, signal) in self.lock().iter() {
+            if id.is_none_or(|id| id == call_id) {
+                signal.cancel();
+            }
         }
     }
 
@@ -120,7 +116,7 @@ mod tests {
         let a = calls.register(&running, json!(1), first.clone());
         let b = calls.register(&running, json!("1"), second.clone());
         assert_eq!(running.load(Ordering::Relaxed), 2);
-        calls.cancel(&json!("1"));
+        calls.cancel(Some(&json!("1")));
         assert!(second.is_cancelled() && !first.is_cancelled());
         a.finish();
         assert!(!first.is_cancelled(), "a finished call is not cancelled");
@@ -130,7 +126,7 @@ mod tests {
         calls.drained().await;
         let third = CancelSignal::default();
         let c = calls.register(&running, json!(3), third.clone());
-        calls.cancel_all();
+        calls.cancel(None);
         assert!(third.is_cancelled());
         drop(c);
     }

@@ -33,6 +33,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::io::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use subtle::ConstantTimeEq;
@@ -140,21 +141,22 @@ impl McpSessions {
     ) -> Arc<McpSession> {
         let mut random = [0u8; ID_LEN / 2];
         getrandom::fill(&mut random).expect("the operating system's random generator failed");
+        let mut id = [0u8; ID_LEN];
+        // Lower-case hex: 32 digits, which fill `id` exactly.
+        write!(&mut id[..], "{:032x}", u128::from_le_bytes(random)).expect("32 digits fit");
         let client_info = client_info
             .and_then(crate::observer::ClientInfo::from_value)
             .map(|info| Arc::new(serde_json::json!({"name": info.name, "version": info.version})));
         let session = Arc::new(McpSession {
-            id: hex(random),
+            id,
             version,
             audience: Audience::starting_at(changes.generation()),
             client_info,
         });
         let mut open = self.open();
-        while open.len() >= limit {
-            match open.pop_front() {
-                Some(oldest) => changes.end_audience(&oldest.audience),
-                None => break,
-            }
+        let excess = (open.len() + 1).saturating_sub(limit).min(open.len());
+        for oldest in open.drain(..excess) {
+            changes.end_audience(&oldest.audience);
         }
         open.push_back(Arc::clone(&session));
         session
@@ -179,14 +181,12 @@ impl McpSessions {
     /// streams end. False when it had ended already.
     pub(crate) fn end(&self, session: &McpSession, changes: &ListChanges) -> bool {
         let mut open = self.open();
-        let Some(at) = open.iter().position(|s| std::ptr::eq(&**s, session)) else {
+        let at = open.iter().position(|s| std::ptr::eq(&**s, session));
+        let Some(ended) = at.and_then(|at| open.remove(at)) else {
             return false;
         };
-        let ended = open.remove(at);
         drop(open);
-        if let Some(ended) = ended {
-            changes.end_audience(&ended.audience);
-        }
+        changes.end_audience(&ended.audience);
         true
     }
 
@@ -202,17 +202,6 @@ fn halves(id: &[u8; ID_LEN]) -> (u128, u128) {
     let (low, high) = id.split_at(ID_LEN / 2);
     let half = |bytes: &[u8]| u128::from_le_bytes(bytes.try_into().expect("half of 32"));
     (half(low), half(high))
-}
-
-/// Lower-case hex of 16 bytes.
-fn hex(bytes: [u8; ID_LEN / 2]) -> [u8; ID_LEN] {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [0u8; ID_LEN];
-    for (pair, byte) in text.chunks_exact_mut(2).zip(bytes) {
-        pair[0] = DIGITS[usize::from(byte >> 4)];
-        pair[1] = DIGITS[usize::from(byte & 0xf)];
-    }
-    text
 }
 
 #[cfg(test)]

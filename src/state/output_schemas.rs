@@ -9,7 +9,7 @@
 //! Surfaces that declare no `outputSchema` never take the lock.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::protocol::Era;
 use crate::tool::Tool;
@@ -35,10 +35,7 @@ impl OutputSchemas {
                 .filter(declaring)
                 .map(|t| t.name().into())
                 .collect();
-            *self
-                .with_output_schema
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = names;
+            *self.names() = names;
             self.any_output_schema.store(any, Ordering::Release);
         }
     }
@@ -46,12 +43,14 @@ impl OutputSchemas {
     /// Whether the latest listing showed `name` with an `outputSchema`.
     pub(crate) fn declared(&self, name: &str) -> bool {
         self.any_output_schema.load(Ordering::Acquire)
-            && self
-                .with_output_schema
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-                .any(|declared| &**declared == name)
+            && self.names().iter().any(|declared| &**declared == name)
+    }
+
+    fn names(&self) -> MutexGuard<'_, Vec<Box<str>>> {
+        // Nothing panics while holding it; a poisoned lock's data is whole.
+        self.with_output_schema
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -7,7 +7,6 @@
 //! made from a config alone — no listener, no socket — which is how the
 //! dispatcher's unit tests drive it.
 
-use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -139,15 +138,11 @@ fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
         IpAddr::V4(ip) => format!("{ip}:{port}"),
         IpAddr::V6(ip) => format!("[{ip}]:{port}"),
     };
-    let with_port = [
-        url_authority.clone(),
-        format!("127.0.0.1:{port}"),
-        format!("localhost:{port}"),
-        format!("[::1]:{port}"),
-    ];
-    let bare = ["127.0.0.1", "localhost", "[::1]"].map(str::to_owned);
-    let bare = if port == 80 { &bare[..] } else { &[] };
-    let hosts = distinct(with_port.into_iter().chain(bare.iter().cloned()));
+    let names = ["127.0.0.1", "localhost", "[::1]"];
+    let with_port = names.map(|name| format!("{name}:{port}"));
+    let bare = names.into_iter().filter(|_| port == 80).map(str::to_owned);
+    let own = std::iter::once(url_authority.clone()).chain(with_port);
+    let hosts = distinct(own.chain(bare));
     (url_authority, hosts)
 }
 
@@ -155,13 +150,12 @@ fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
 /// and searched linearly, so they need no sort, whose generic code (a
 /// stable sort's, 2,500 lines of LLVM IR) each embedder would compile.
 fn distinct(names: impl Iterator<Item = String>) -> Vec<String> {
-    let mut list: Vec<String> = Vec::new();
-    for name in names {
+    names.fold(Vec::new(), |mut list, name| {
         if !list.contains(&name) {
             list.push(name);
         }
-    }
-    list
+        list
+    })
 }
 
 /// What the host knows about one open session; shared by the guard and by
@@ -273,7 +267,7 @@ impl SessionState {
 
     /// Cancels the call with request id `id`, if one is in flight.
     pub(crate) fn cancel(&self, id: &Value) {
-        self.in_flight.cancel(id);
+        self.in_flight.cancel(Some(id));
     }
 
     /// Counts a call the surface served (a success or a refusal).
@@ -290,7 +284,7 @@ impl SessionState {
     /// waits out calls caught entering the surface, and gives its
     /// connections' slots up (pending again, first to be shed).
     pub(crate) fn revoke(&self) {
-        self.in_flight.cancel_all();
+        self.in_flight.cancel(None);
         self.list_changes.revoke();
         self.entry.close();
         self.connections.revoke();
@@ -327,13 +321,5 @@ impl Lease {
     /// The re-check made immediately before a tool call runs.
     pub(crate) fn is_live(&self) -> bool {
         self.shared.slab.admit(self.at)
-    }
-}
-
-impl fmt::Debug for Lease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lease")
-            .field("session", &self.session.id())
-            .finish_non_exhaustive()
     }
 }

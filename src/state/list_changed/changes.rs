@@ -159,25 +159,18 @@ impl ListChanges {
         if !self.offered {
             return Err(StreamRefused::NotOffered);
         }
-        let mut open = self.open_streams.load(Ordering::SeqCst);
-        loop {
-            if self.is_revoked() {
-                return Err(StreamRefused::Revoked);
-            }
-            if open >= limit {
-                return Err(StreamRefused::TooMany);
-            }
-            match self.open_streams.compare_exchange_weak(
-                open,
-                open + 1,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => break,
-                // Another stream opened or closed meanwhile: re-check.
-                Err(now) => open = now,
-            }
-        }
+        let mut refused = StreamRefused::TooMany;
+        self.open_streams
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |open| {
+                // Run again whenever another stream opened or closed
+                // meanwhile: everything is re-checked.
+                if self.is_revoked() {
+                    refused = StreamRefused::Revoked;
+                    return None;
+                }
+                (open < limit).then_some(open + 1)
+            })
+            .map_err(|_| refused)?;
         let mut listening = self.listening();
         if audience.open.fetch_add(1, Ordering::SeqCst) == 0 {
             listening.push(Arc::clone(&audience));
@@ -196,28 +189,33 @@ impl ListChanges {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether every audience with a stream open has been told of
-    /// `generation` (or has ended).
-    fn told_everyone(&self, generation: u64) -> bool {
-        self.listening().iter().all(|audience| {
-            audience.is_ended() || audience.delivered.load(Ordering::Acquire) >= generation
-        })
+    /// Waits on `notify`, at most `within`, until `done` says so (true) or
+    /// the session is revoked (false); false on the timeout too.
+    async fn wait_until(
+        &self,
+        notify: &Notify,
+        within: Duration,
+        mut done: impl FnMut() -> bool,
+    ) -> bool {
+        let finished = wait_for(notify, || match self.is_revoked() {
+            true => Some(false),
+            false => done().then_some(true),
+        });
+        waiting_at_most(within, finished).await.unwrap_or(false)
     }
 
     /// Waits, at most `within`, until every audience with a stream open has
-    /// had `generation` written to one of its streams' sockets, or the
-    /// session is revoked. Returns at once when no stream is open; true
-    /// when everyone was told, false on the timeout or a revocation.
+    /// had `generation` written to one of its streams' sockets (or has
+    /// ended), or the session is revoked. Returns at once when no stream is
+    /// open; true when everyone was told, false on the timeout or a
+    /// revocation.
     pub(crate) async fn delivered(&self, generation: u64, within: Duration) -> bool {
-        let everyone_told = wait_for(&self.progressed, || {
-            if self.is_revoked() {
-                return Some(false);
-            }
-            self.told_everyone(generation).then_some(true)
-        });
-        waiting_at_most(within, everyone_told)
-            .await
-            .unwrap_or(false)
+        self.wait_until(&self.progressed, within, || {
+            self.listening().iter().all(|audience| {
+                audience.is_ended() || audience.delivered.load(Ordering::Acquire) >= generation
+            })
+        })
+        .await
     }
 
     /// Holds the result of a call that began at generation `before`: when
@@ -232,16 +230,14 @@ impl ListChanges {
             return false;
         }
         let listed = self.listings();
-        if !self.delivered(generation, DELIVERY_WAIT).await {
-            return true;
-        }
-        let relisted = wait_for(&self.listed, || match self.is_revoked() {
-            true => Some(false),
-            false => (self.listings() > listed).then_some(true),
-        });
-        if waiting_at_most(RELIST_WAIT, relisted).await == Some(true) {
-            let revoked = wait_for(&self.progressed, || self.is_revoked().then_some(()));
-            let _ = waiting_at_most(APPLY_WAIT, revoked).await;
+        if self.delivered(generation, DELIVERY_WAIT).await
+            && self
+                .wait_until(&self.listed, RELIST_WAIT, || self.listings() > listed)
+                .await
+        {
+            // Only a revocation ends this wait early.
+            self.wait_until(&self.progressed, APPLY_WAIT, || false)
+                .await;
         }
         true
     }
