@@ -6,7 +6,7 @@ use super::reply::{Answer, Framing, Handled, ResultKind};
 use crate::jsonrpc::{code, ErrorObject, Params};
 use crate::jsonrpc::{write_json_str, JsonWriter};
 use crate::protocol::{era, Era};
-use crate::state::{Lease, SessionState};
+use crate::state::SessionState;
 use crate::surface::{LogLevel, LEVEL_NAMES};
 
 /// `initialize`: negotiate the version, advertise the session's
@@ -89,18 +89,13 @@ pub(super) fn set_log_level(answer: &mut Answer<'_>, params: Option<&Params<'_>>
 pub(super) fn discover(answer: &mut Answer<'_>) -> Handled {
     let (lease, era) = (answer.lease, answer.era);
     answer.result(ResultKind::Listing, |result| {
-        write_discovery(result, lease, era);
+        write_capabilities(result, &lease.session, era);
+        let instructions = lease.shared.info.instructions.as_deref();
+        result.opt_str("instructions", instructions);
+        let mut versions = result.array_in("supportedVersions");
+        for version in era::supported_versions() {
+            write_json_str(versions.item(), version);
+        }
+        versions.end();
     })
-}
-
-/// `server/discover`'s members.
-fn write_discovery(result: &mut JsonWriter<'_>, lease: &Lease, era: Era) {
-    write_capabilities(result, &lease.session, era);
-    let instructions = lease.shared.info.instructions.as_deref();
-    result.opt_str("instructions", instructions);
-    let mut versions = result.array_in("supportedVersions");
-    for version in era::supported_versions() {
-        write_json_str(versions.item(), version);
-    }
-    versions.end();
 }

@@ -101,8 +101,13 @@ pub(super) fn listen(
     if !lease.is_live() {
         return Handled::Revoked;
     }
+    // Refused with no id: echoing it would write the long id back.
     if id_too_long(&answer.id) {
-        return refuse_long_id(answer.out);
+        let error = ErrorObject::new(
+            code::INVALID_REQUEST,
+            "subscriptions/listen's id is kept for the stream's whole life: written as JSON, it may be at most 256 bytes",
+        );
+        return write_error(answer.out, None, &error, ReplyClass::Malformed);
     }
     if !may_stream {
         let error = ErrorObject::new(
@@ -143,15 +148,6 @@ pub(super) fn listen(
     }))
 }
 
-/// A listen whose id is over [`MAX_LISTEN_ID_BYTES`]: 400, with no id.
-fn refuse_long_id(out: &mut Vec<u8>) -> Handled {
-    let error = ErrorObject::new(
-        code::INVALID_REQUEST,
-        "subscriptions/listen's id is kept for the stream's whole life: written as JSON, it may be at most 256 bytes",
-    );
-    write_error(out, None, &error, ReplyClass::Malformed)
-}
-
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`, and the
 /// server's implementation too when `server` is given.
 fn write_subscription_meta(object: &mut JsonWriter<'_>, id: &Value, server: Option<&str>) {
@@ -186,7 +182,7 @@ fn change_notification(id: &Value) -> Vec<u8> {
 /// modern result, the server.
 fn closing_result(answer: &Answer<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    let server = answer.info().implementation.as_str();
+    let server = answer.lease.shared.info.implementation.as_str();
     jsonrpc::write_result(&mut out, &answer.id, |result| {
         result.raw("resultType", b"\"complete\"");
         write_subscription_meta(result, &answer.id, Some(server));

@@ -83,15 +83,14 @@ impl Watch {
         }
         let meta = params.and_then(|p| p.get("_meta"));
         let meta = meta.as_deref().and_then(Value::as_object);
-        let own_info = match request.method.as_ref() {
-            // Its own `clientInfo`, before any MCP session knows it.
-            "initialize" => params.and_then(|p| p.get("clientInfo")),
-            _ => None,
-        };
-        let info = match &own_info {
-            Some(info) => Some(&**info),
-            None => client_info(meta, mcp_session),
-        };
+        // An `initialize` gives its own `clientInfo`, before any MCP session
+        // knows it.
+        let own_info = params
+            .filter(|_| request.method == "initialize")
+            .and_then(|p| p.get("clientInfo"));
+        let info = own_info
+            .as_deref()
+            .or_else(|| client_info(meta, mcp_session));
         if let Some(client) = info.and_then(ClientInfo::from_value) {
             watch.keep(Text::ClientName, Some(client.name));
             watch.keep(Text::ClientVersion, client.version);
@@ -180,29 +179,29 @@ impl UntilAnswered<'_> {
     /// Tells the watch the call came to `outcome`, answered with
     /// `response_bytes`.
     pub(super) fn tell(mut self, outcome: Outcome, response_bytes: u64) {
-        if let Some(watch) = self.watch.take() {
-            watch.tell(
-                self.lease,
-                "tools/call",
-                Some(self.era),
-                outcome,
-                response_bytes,
-            );
-        }
+        self.tell_once(outcome, response_bytes);
     }
 
     /// Lets go of the watch untold: the call is told elsewhere.
     pub(super) fn hand_over(mut self) {
         self.watch = None;
     }
+
+    /// Tells the watch, if it is still held, and lets go of it.
+    fn tell_once(&mut self, outcome: Outcome, response_bytes: u64) {
+        if let Some(watch) = self.watch.take() {
+            let era = Some(self.era);
+            watch.tell(self.lease, "tools/call", era, outcome, response_bytes);
+        }
+    }
 }
 
 impl Drop for UntilAnswered<'_> {
     fn drop(&mut self) {
-        if let Some(watch) = self.watch.take() {
+        // Read only when there is a watch to tell: most drops have none.
+        if self.watch.is_some() {
             let sent = self.stream.map_or(0, CallEvents::sent);
-            let era = Some(self.era);
-            watch.tell(self.lease, "tools/call", era, Outcome::Disconnected, sent);
+            self.tell_once(Outcome::Disconnected, sent);
         }
     }
 }
@@ -214,11 +213,11 @@ fn client_info<'a>(
     mcp_session: McpSessionHeader<'a>,
 ) -> Option<&'a Value> {
     let from_session = match mcp_session {
-        McpSessionHeader::Known(session) => session.client_info().map(|info| &**info),
+        McpSessionHeader::Known(session) => session.client_info(),
         McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
     };
     meta.and_then(|meta| meta.get(META_CLIENT_INFO))
-        .or(from_session)
+        .or(from_session.map(|info| &**info))
 }
 
 /// Tells the host's observer of a body, or a message in it, that was not a
