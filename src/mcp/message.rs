@@ -153,17 +153,8 @@ async fn handle_request(
             subscriptions::listen(&mut answer, params, context.may_stream)
         }
         (_, "tools/list") => list_tools(&mut answer, params).await,
-        (era, _) => {
-            let error = ErrorObject::new(
-                code::METHOD_NOT_FOUND,
-                format!("Method not found: {}", printable(method)),
-            );
-            let class = match era {
-                Era::Legacy(_) => ReplyClass::Answer,
-                Era::Modern(_) => ReplyClass::NotFound,
-            };
-            answer.error_as(&error, class)
-        }
+        (Era::Legacy(_), _) => answer.error_as(&not_found(method), ReplyClass::Answer),
+        (Era::Modern(_), _) => answer.error_as(&not_found(method), ReplyClass::NotFound),
     };
     answer.told(method, handled)
 }
@@ -178,12 +169,16 @@ fn cancel_request(lease: &Lease, params: Option<&Params<'_>>) {
     }
 }
 
-/// A method name fit to quote in an error: at most 64 characters, with
-/// control characters replaced.
-fn printable(method: &str) -> String {
-    method
+/// The error for a method this host does not serve, quoting its name fit
+/// to print: at most 64 characters, with control characters replaced.
+fn not_found(method: &str) -> ErrorObject {
+    let printable: String = method
         .chars()
         .take(64)
         .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+        .collect();
+    ErrorObject::new(
+        code::METHOD_NOT_FOUND,
+        format!("Method not found: {printable}"),
+    )
 }

@@ -222,7 +222,13 @@ async fn check<'a>(
 }
 
 fn unknown_tool(name: &str) -> ErrorObject {
-    ErrorObject::new(code::INVALID_PARAMS, format!("Unknown tool: {name}"))
+    invalid_params(format!("Unknown tool: {name}"))
+}
+
+/// A `-32602`: the call's params are not what `tools/call` takes, or name
+/// no tool it can run.
+fn invalid_params(message: impl Into<Cow<'static, str>>) -> ErrorObject {
+    ErrorObject::new(code::INVALID_PARAMS, message)
 }
 
 /// `params.name` (a string naming a possible tool), `params.arguments` (an
@@ -230,22 +236,18 @@ fn unknown_tool(name: &str) -> ErrorObject {
 /// in 2026-07-28, `params._meta["io.modelcontextprotocol/logLevel"]`.
 fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, ErrorObject> {
     let mut params = params.unwrap_or(Params::Owned(Map::new()));
-    let Some(name) = params.take_str("name") else {
-        return Err(ErrorObject::new(
-            code::INVALID_PARAMS,
-            "tools/call needs params.name, a string",
+    let name = params
+        .take_str("name")
+        .ok_or_else(|| invalid_params("tools/call needs params.name, a string"))?;
+    let arguments = params
+        .take("arguments")
+        .filter(|arguments| !arguments.is_null())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    if !arguments.is_object() {
+        return Err(invalid_params(
+            "tools/call params.arguments must be an object",
         ));
-    };
-    let arguments = match params.take("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(arguments @ Value::Object(_)) => arguments,
-        Some(_) => {
-            return Err(ErrorObject::new(
-                code::INVALID_PARAMS,
-                "tools/call params.arguments must be an object",
-            ))
-        }
-    };
+    }
     let meta = params.take("_meta").filter(Value::is_object);
     let members = meta.as_ref().and_then(Value::as_object);
     // A progress token is a string or an integer; anything else is ignored.
@@ -258,10 +260,9 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
     let log_level = match (era, members.and_then(|meta| meta.get(META_LOG_LEVEL))) {
         (Era::Modern(_), Some(level)) => {
             Some(level.as_str().and_then(LogLevel::parse).ok_or_else(|| {
-                ErrorObject::new(
-                    code::INVALID_PARAMS,
-                    format!("_meta[\"{META_LOG_LEVEL}\"] must be one of {LEVEL_NAMES}"),
-                )
+                invalid_params(format!(
+                    "_meta[\"{META_LOG_LEVEL}\"] must be one of {LEVEL_NAMES}"
+                ))
             })?)
         }
         _ => None,
@@ -269,7 +270,7 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
     // A name outside the MCP rule can't be one of the surface's tools
     // (`Tool::new` refuses it), so don't ask; and don't echo it back.
     if !is_valid_name(&name) {
-        return Err(ErrorObject::new(code::INVALID_PARAMS, "Unknown tool"));
+        return Err(invalid_params("Unknown tool"));
     }
     Ok(CheckedCall {
         name,

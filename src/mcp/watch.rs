@@ -83,14 +83,20 @@ impl Watch {
         }
         let meta = params.and_then(|p| p.get("_meta"));
         let meta = meta.as_deref().and_then(Value::as_object);
-        // An `initialize` gives its own `clientInfo`, before any MCP session
-        // knows it.
+        // Its client: an `initialize`'s own `clientInfo` (no MCP session
+        // knows it yet), or the one in `_meta` (2026-07-28 sends it on every
+        // request), or the one its MCP session's `initialize` gave.
         let own_info = params
             .filter(|_| request.method == "initialize")
             .and_then(|p| p.get("clientInfo"));
+        let session_info = match mcp_session {
+            McpSessionHeader::Known(session) => session.client_info(),
+            McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
+        };
         let info = own_info
             .as_deref()
-            .or_else(|| client_info(meta, mcp_session));
+            .or_else(|| meta?.get(META_CLIENT_INFO))
+            .or(session_info.map(|info| &**info));
         if let Some(client) = info.and_then(ClientInfo::from_value) {
             watch.keep(Text::ClientName, Some(client.name));
             watch.keep(Text::ClientVersion, client.version);
@@ -204,20 +210,6 @@ impl Drop for UntilAnswered<'_> {
             self.tell_once(Outcome::Disconnected, sent);
         }
     }
-}
-
-/// The `clientInfo` a request's client gave: in its `_meta` (2026-07-28
-/// sends it on every request), or at its MCP session's `initialize`.
-fn client_info<'a>(
-    meta: Option<&'a serde_json::Map<String, Value>>,
-    mcp_session: McpSessionHeader<'a>,
-) -> Option<&'a Value> {
-    let from_session = match mcp_session {
-        McpSessionHeader::Known(session) => session.client_info(),
-        McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
-    };
-    meta.and_then(|meta| meta.get(META_CLIENT_INFO))
-        .or(from_session.map(|info| &**info))
 }
 
 /// Tells the host's observer of a body, or a message in it, that was not a
