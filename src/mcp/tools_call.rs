@@ -124,8 +124,7 @@ fn streamed(
             stream: Some(&call_events),
         };
         let mut out = Vec::with_capacity(256);
-        let events = Some(&call_events);
-        let (handled, outcome) = run(&lease, (&id, era), &call, events, &mut out).await;
+        let (handled, outcome) = run(&lease, (&id, era), &call, Some(&call_events), &mut out).await;
         match handled {
             Handled::Wrote(_) | Handled::Erred(..) => {}
             // The response head is already sent: say it in the stream.
