@@ -70,10 +70,7 @@ pub(super) async fn tools_call(
                 _ => ReplyClass::Answer,
             };
             let handled = write_error(out, Some(&answer.id), &error, class);
-            told.tell(
-                Outcome::Failed { code: error.code },
-                (out.len() - written) as u64,
-            );
+            told.tell(handled.outcome(), (out.len() - written) as u64);
             return handled;
         }
     };
