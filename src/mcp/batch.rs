@@ -47,35 +47,13 @@ pub(super) async fn dispatch_batch(
     Reply::new(ReplyClass::Answer, out)
 }
 
-/// Whether a body that is a JSON array may be read as a batch at all:
-/// batches exist only in 2025-03-26, and one longer than `max_batch_len`
-/// is refused whole. Both are decided before the body is parsed (the length
-/// by counting its top-level members), so a refused batch costs no parse
-/// and none of it runs.
-fn admit_batch(
-    context: &RequestContext<'_>,
-    body: &[u8],
-    max_batch_len: usize,
-) -> Result<(), ErrorObject> {
-    if !era::allows_batch(context.headers.protocol_version, context.session.version()) {
-        return Err(ErrorObject::new(
-            code::INVALID_REQUEST,
-            "JSON-RPC batches are only allowed in MCP 2025-03-26",
-        ));
-    }
-    if json_scan::array_len_within(body, max_batch_len).is_none() {
-        return Err(ErrorObject::new(
-            code::INVALID_REQUEST,
-            format!("the batch has more than {max_batch_len} messages, the host's limit; none of it ran"),
-        )
-        .with_data(serde_json::json!({"maxBatchLength": max_batch_len})));
-    }
-    Ok(())
-}
-
 /// The reply to a body that is a JSON array and may not be read as a batch
-/// (told to the observer); `None` for any other body. Batches are legacy
-/// only: one that names an ended MCP session runs none of its members.
+/// (told to the observer); `None` for any other body. Batches exist only
+/// in 2025-03-26, and one longer than `max_batch_len` is refused whole.
+/// Both are decided before the body is parsed (the length by counting its
+/// top-level members), so a refused batch costs no parse and none of it
+/// runs. Batches are legacy only: one that names an ended MCP session runs
+/// none of its members.
 pub(super) fn refused_batch(
     lease: &Lease,
     context: &RequestContext<'_>,
@@ -84,12 +62,23 @@ pub(super) fn refused_batch(
     if !body.trim_ascii_start().starts_with(b"[") {
         return None;
     }
-    if let Err(error) = admit_batch(context, body, lease.shared.config.max_batch_len) {
-        return Some(told(lease, context, Reply::malformed(&error), error.code));
-    }
-    if let McpSessionHeader::Unknown = context.session {
+    let max_batch_len = lease.shared.config.max_batch_len;
+    let error = if !era::allows_batch(context.headers.protocol_version, context.session.version()) {
+        ErrorObject::new(
+            code::INVALID_REQUEST,
+            "JSON-RPC batches are only allowed in MCP 2025-03-26",
+        )
+    } else if json_scan::array_len_within(body, max_batch_len).is_none() {
+        ErrorObject::new(
+            code::INVALID_REQUEST,
+            format!("the batch has more than {max_batch_len} messages, the host's limit; none of it ran"),
+        )
+        .with_data(serde_json::json!({"maxBatchLength": max_batch_len}))
+    } else if let McpSessionHeader::Unknown = context.session {
         let reply = Reply::unknown_session();
         return Some(told(lease, context, reply, code::SESSION_NOT_FOUND));
-    }
-    None
+    } else {
+        return None;
+    };
+    Some(told(lease, context, Reply::malformed(&error), error.code))
 }

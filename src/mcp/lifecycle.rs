@@ -6,7 +6,7 @@ use super::reply::{Answer, Framing, Handled, ResultKind};
 use crate::jsonrpc::{code, ErrorObject, Params};
 use crate::jsonrpc::{write_json_str, JsonWriter};
 use crate::protocol::{era, Era};
-use crate::state::{Lease, SessionState};
+use crate::state::SessionState;
 use crate::surface::{LogLevel, LEVEL_NAMES};
 
 /// `initialize`: negotiate the version, advertise the session's
@@ -16,18 +16,16 @@ pub(super) fn initialize(answer: &mut Answer<'_>, params: Option<&Params<'_>>) -
     let lease = answer.lease;
     let session = &lease.session;
     if answer.framing == Framing::BatchMember {
-        let error = ErrorObject::new(
+        return answer.error(&ErrorObject::new(
             code::INVALID_REQUEST,
             "initialize must not be part of a batch",
-        );
-        return answer.error(&error);
+        ));
     }
     let Some(requested) = params.and_then(|p| p.get_str("protocolVersion")) else {
-        let error = ErrorObject::new(
+        return answer.error(&ErrorObject::new(
             code::INVALID_PARAMS,
             "initialize needs params.protocolVersion, a string",
-        );
-        return answer.error(&error);
+        ));
     };
     let (info, era) = (&lease.shared.info, answer.era);
     let version = era::negotiate(&requested);
@@ -72,11 +70,10 @@ fn write_capabilities(result: &mut JsonWriter<'_>, session: &SessionState, era: 
 pub(super) fn set_log_level(answer: &mut Answer<'_>, params: Option<&Params<'_>>) -> Handled {
     let level = params.and_then(|p| p.get_str("level"));
     let Some(level) = level.as_deref().and_then(LogLevel::parse) else {
-        let error = ErrorObject::new(
+        return answer.error(&ErrorObject::new(
             code::INVALID_PARAMS,
             format!("logging/setLevel needs params.level, one of {LEVEL_NAMES}"),
-        );
-        return answer.error(&error);
+        ));
     };
     if let Some(session_level) = answer.lease.session.log_level() {
         session_level.set(level);
@@ -89,18 +86,13 @@ pub(super) fn set_log_level(answer: &mut Answer<'_>, params: Option<&Params<'_>>
 pub(super) fn discover(answer: &mut Answer<'_>) -> Handled {
     let (lease, era) = (answer.lease, answer.era);
     answer.result(ResultKind::Listing, |result| {
-        write_discovery(result, lease, era);
+        write_capabilities(result, &lease.session, era);
+        let instructions = lease.shared.info.instructions.as_deref();
+        result.opt_str("instructions", instructions);
+        let mut versions = result.array_in("supportedVersions");
+        for version in era::supported_versions() {
+            write_json_str(versions.item(), version);
+        }
+        versions.end();
     })
-}
-
-/// `server/discover`'s members.
-fn write_discovery(result: &mut JsonWriter<'_>, lease: &Lease, era: Era) {
-    write_capabilities(result, &lease.session, era);
-    let instructions = lease.shared.info.instructions.as_deref();
-    result.opt_str("instructions", instructions);
-    let mut versions = result.array_in("supportedVersions");
-    for version in era::supported_versions() {
-        write_json_str(versions.item(), version);
-    }
-    versions.end();
 }

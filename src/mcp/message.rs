@@ -3,8 +3,6 @@
 //! that cannot be read); a request's era; and its method run through an
 //! [`Answer`], which tells the observer what it came to.
 
-use serde_json::Value;
-
 use super::context::RequestContext;
 use super::lifecycle::{discover, initialize, set_log_level};
 use super::reply::{write_error, write_unknown_session, Answer, Framing, Handled, Reply};
@@ -28,24 +26,6 @@ pub(super) fn told(lease: &Lease, context: &RequestContext<'_>, reply: Reply, co
         tell_unreadable(lease, (since, context.request_bytes), code, written);
     }
     reply
-}
-
-/// A message that was not a readable request: its error written in `out`,
-/// and the observer (if any) told.
-fn unreadable(
-    lease: &Lease,
-    context: &RequestContext<'_>,
-    id: Option<&Value>,
-    error: &ErrorObject,
-    out: &mut Vec<u8>,
-) -> Handled {
-    let written = out.len();
-    let handled = write_error(out, id, error, ReplyClass::Malformed);
-    if let Some(since) = context.since {
-        let told = (since, context.request_bytes);
-        tell_unreadable(lease, told, error.code, out.len() - written);
-    }
-    handled
 }
 
 /// Handles one message of a body (its only one, or a batch's member).
@@ -115,7 +95,15 @@ fn request_of<'m>(
 ) -> Result<Request<'m>, Handled> {
     Err(match message {
         Message::Request(request) => return Ok(request),
-        Message::Invalid { id, error } => unreadable(lease, context, id.as_ref(), &error, out),
+        Message::Invalid { id, error } => {
+            let written = out.len();
+            let handled = write_error(out, id.as_ref(), &error, ReplyClass::Malformed);
+            if let Some(since) = context.since {
+                let told = (since, context.request_bytes);
+                tell_unreadable(lease, told, error.code, out.len() - written);
+            }
+            handled
+        }
         _ if matches!(context.session, McpSessionHeader::Unknown) => {
             write_unknown_session(out, None)
         }
@@ -133,7 +121,7 @@ fn request_of<'m>(
 /// observer (if any) what it came to; a call tells it itself, when it
 /// ends.
 async fn handle_request(
-    answer: Answer<'_>,
+    mut answer: Answer<'_>,
     context: &RequestContext<'_>,
     method: &str,
     params: Option<Params<'_>>,
@@ -141,7 +129,6 @@ async fn handle_request(
     if method == "tools/call" {
         return tools_call::tools_call(answer, params, context).await;
     }
-    let mut answer = answer;
     let params = params.as_ref();
     let logs = answer.lease.session.log_level().is_some();
     let handled = match (answer.era, method) {
@@ -153,17 +140,8 @@ async fn handle_request(
             subscriptions::listen(&mut answer, params, context.may_stream)
         }
         (_, "tools/list") => list_tools(&mut answer, params).await,
-        (era, _) => {
-            let error = ErrorObject::new(
-                code::METHOD_NOT_FOUND,
-                format!("Method not found: {}", printable(method)),
-            );
-            let class = match era {
-                Era::Legacy(_) => ReplyClass::Answer,
-                Era::Modern(_) => ReplyClass::NotFound,
-            };
-            answer.error_as(&error, class)
-        }
+        (Era::Legacy(_), _) => answer.error_as(&not_found(method), ReplyClass::Answer),
+        (Era::Modern(_), _) => answer.error_as(&not_found(method), ReplyClass::NotFound),
     };
     answer.told(method, handled)
 }
@@ -178,12 +156,16 @@ fn cancel_request(lease: &Lease, params: Option<&Params<'_>>) {
     }
 }
 
-/// A method name fit to quote in an error: at most 64 characters, with
-/// control characters replaced.
-fn printable(method: &str) -> String {
-    method
+/// The error for a method this host does not serve, quoting its name fit
+/// to print: at most 64 characters, with control characters replaced.
+fn not_found(method: &str) -> ErrorObject {
+    let printable: String = method
         .chars()
         .take(64)
         .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+        .collect();
+    ErrorObject::new(
+        code::METHOD_NOT_FOUND,
+        format!("Method not found: {printable}"),
+    )
 }

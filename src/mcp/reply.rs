@@ -182,11 +182,6 @@ pub(super) struct Answer<'a> {
 }
 
 impl Answer<'_> {
-    /// What the modern envelope names the server as.
-    pub(super) fn info(&self) -> &ServerInfo {
-        &self.lease.shared.info
-    }
-
     /// Writes a result response: the object members `members` writes, then
     /// (in the modern era) the envelope's.
     pub(super) fn result(

@@ -74,18 +74,15 @@ fn id_too_long(id: &Value) -> bool {
     let Some(text) = id.as_str() else {
         return false; // a number or null: a few bytes at most
     };
-    if text.len() + 2 > MAX_LISTEN_ID_BYTES {
-        return true;
-    }
-    let escapes: usize = text
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-            0..=0x1f => 5,
-            _ => 0,
-        })
-        .sum();
-    text.len() + escapes + 2 > MAX_LISTEN_ID_BYTES
+    // The bytes each escape adds: counted only for an id short enough
+    // unescaped, so a 4 MiB id is refused without a scan.
+    let escapes = text.bytes().map(|b| match b {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+        0..=0x1f => 5,
+        _ => 0,
+    });
+    text.len() + 2 > MAX_LISTEN_ID_BYTES
+        || text.len() + escapes.sum::<usize>() + 2 > MAX_LISTEN_ID_BYTES
 }
 
 /// `subscriptions/listen` (2026-07-28): an SSE stream that acknowledges
@@ -101,8 +98,13 @@ pub(super) fn listen(
     if !lease.is_live() {
         return Handled::Revoked;
     }
+    // Refused with no id: echoing it would write the long id back.
     if id_too_long(&answer.id) {
-        return refuse_long_id(answer.out);
+        let error = ErrorObject::new(
+            code::INVALID_REQUEST,
+            "subscriptions/listen's id is kept for the stream's whole life: written as JSON, it may be at most 256 bytes",
+        );
+        return write_error(answer.out, None, &error, ReplyClass::Malformed);
     }
     if !may_stream {
         let error = ErrorObject::new(
@@ -143,15 +145,6 @@ pub(super) fn listen(
     }))
 }
 
-/// A listen whose id is over [`MAX_LISTEN_ID_BYTES`]: 400, with no id.
-fn refuse_long_id(out: &mut Vec<u8>) -> Handled {
-    let error = ErrorObject::new(
-        code::INVALID_REQUEST,
-        "subscriptions/listen's id is kept for the stream's whole life: written as JSON, it may be at most 256 bytes",
-    );
-    write_error(out, None, &error, ReplyClass::Malformed)
-}
-
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`, and the
 /// server's implementation too when `server` is given.
 fn write_subscription_meta(object: &mut JsonWriter<'_>, id: &Value, server: Option<&str>) {
@@ -186,7 +179,7 @@ fn change_notification(id: &Value) -> Vec<u8> {
 /// modern result, the server.
 fn closing_result(answer: &Answer<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    let server = answer.info().implementation.as_str();
+    let server = answer.lease.shared.info.implementation.as_str();
     jsonrpc::write_result(&mut out, &answer.id, |result| {
         result.raw("resultType", b"\"complete\"");
         write_subscription_meta(result, &answer.id, Some(server));

@@ -9,16 +9,17 @@ use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::body::Bytes;
 use serde_json::{Map, Value};
 
 use super::context::RequestContext;
 use super::reply::{
-    surface_panicked, write_error, write_result, Answer, Framing, Handled, ReplyClass, ResultKind,
+    surface_panicked, write_error, write_result, Answer, Handled, ReplyClass, ResultKind,
     StreamedCall,
 };
 use super::watch::{UntilAnswered, Watch};
 use crate::jsonrpc::{self, code, ErrorObject, Params};
-use crate::observer::{Outcome, SessionId};
+use crate::observer::Outcome;
 use crate::protocol::param_headers;
 use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::state::FirstPoll;
@@ -33,9 +34,13 @@ use crate::util::{CatchUnwind, Panicked};
 
 /// Checks a call and whether its tool is visible *now*; then runs it
 /// inline (a JSON response) or, when the client may take a stream
-/// (`may_stream`: it accepts SSE, and the call is its body's only message)
-/// and the call may report progress (it sent a `progressToken`) or log
-/// (see [`log_threshold`]), hands it back to run on one. Writes a complete
+/// (`may_stream`: it accepts SSE, and the call is its body's only message;
+/// `batch.rs` clears it for a batch's members) and the call may report
+/// progress (it sent a `progressToken`) or log, hands it back to run on
+/// one. A call may log at or above its log threshold, which is `None` when
+/// its surface does not log or (2026-07-28) the request did not ask for
+/// logs in `_meta`; in the legacy era it is the session's level, as
+/// `logging/setLevel` left it. Writes a complete
 /// response, or nothing for `Stream`, `Revoked` and `Silent`. With a
 /// `watch` (the host has an observer), tells it what the call came to when
 /// that is known: here, or when the streamed call ends.
@@ -44,19 +49,12 @@ pub(super) async fn tools_call(
     params: Option<Params<'_>>,
     context: &RequestContext<'_>,
 ) -> Handled {
-    // The call's id moves to its stream if it runs on one.
-    let Answer {
-        lease,
-        id,
-        era,
-        framing,
-        out,
-        watch,
-    } = answer;
+    // The call's id and watch move to its stream if it runs on one.
+    let (lease, era, out) = (answer.lease, answer.era, answer.out);
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
     let told = UntilAnswered {
-        watch: watch.as_deref(),
+        watch: answer.watch.as_deref(),
         lease,
         era,
         stream: None,
@@ -64,47 +62,41 @@ pub(super) async fn tools_call(
     let written = out.len();
     let mut call = match check(lease, params, era, context.headers.params).await {
         Ok(call) => call,
-        Err(Refusal { class, error }) => {
-            let handled = write_error(out, Some(&id), &error, class);
-            told.tell(
-                Outcome::Failed { code: error.code },
-                (out.len() - written) as u64,
-            );
+        Err(error) => {
+            // Only a header that does not mirror its argument is refused
+            // as malformed (400); every other refusal is a method error.
+            let class = match error.code {
+                code::HEADER_MISMATCH => ReplyClass::Malformed,
+                _ => ReplyClass::Answer,
+            };
+            let handled = write_error(out, Some(&answer.id), &error, class);
+            told.tell(handled.outcome(), (out.len() - written) as u64);
             return handled;
         }
     };
     if let McpSessionHeader::Known(mcp_session) = context.session {
         call.session_client = mcp_session.client_info().map(Cow::Borrowed);
     }
-    let may_stream = context.may_stream && framing == Framing::Single;
     // Checked here too, so a revoked bearer is a 401 before any stream starts.
     if !lease.is_live() {
         told.tell(Outcome::Rejected { status: 401 }, 0);
         return Handled::Revoked;
     }
-    let log_threshold = log_threshold(lease, &call, era);
-    if may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
+    let log_threshold = lease.session.log_level().and_then(|level| match era {
+        Era::Legacy(_) => Some(level.get()),
+        Era::Modern(_) => call.log_level,
+    });
+    if context.may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
         let events = CallEvents::new(call.progress_token.clone(), log_threshold);
         // The stream's future tells it from here.
         told.hand_over();
+        let (id, watch) = (answer.id, answer.watch);
         let stream = streamed(lease.clone(), id, call.into_owned(), era, events, watch);
         Handled::Stream(Box::new(stream))
     } else {
-        let (handled, outcome) = run(lease, (&id, era), &call, None, out).await;
+        let (handled, outcome) = run(lease, (&answer.id, era), &call, None, out).await;
         told.tell(outcome, (out.len() - written) as u64);
         handled
-    }
-}
-
-/// The least severe level this call's log messages are sent at, or `None`
-/// when it may not log: its surface does not log, or (2026-07-28) the
-/// request did not ask for logs in `_meta`. In the legacy era, the level is
-/// the session's, as `logging/setLevel` left it.
-fn log_threshold(lease: &Lease, call: &CheckedCall<'_>, era: Era) -> Option<LogLevel> {
-    let session_level = lease.session.log_level()?;
-    match era {
-        Era::Legacy(_) => Some(session_level.get()),
-        Era::Modern(_) => call.log_level,
     }
 }
 
@@ -129,32 +121,25 @@ fn streamed(
             stream: Some(&call_events),
         };
         let mut out = Vec::with_capacity(256);
-        let events = Some(&call_events);
-        let (handled, outcome) = run(&lease, (&id, era), &call, events, &mut out).await;
-        let response = match handled {
-            Handled::Wrote(_) | Handled::Erred(..) => Some(out),
+        let (handled, outcome) = run(&lease, (&id, era), &call, Some(&call_events), &mut out).await;
+        match handled {
+            Handled::Wrote(_) | Handled::Erred(..) => {}
             // The response head is already sent: say it in the stream.
             Handled::Revoked => {
                 let error = ErrorObject::new(code::INVALID_REQUEST, "the session was revoked");
                 jsonrpc::write_error(&mut out, Some(&id), &error);
-                Some(out)
             }
             // Cancelled (`Silent`): the stream ends with nothing more. `run`
             // makes no other kind of reply.
-            _ => None,
-        };
-        let mut last = Vec::new();
-        let mut sent = call_events.sent();
-        if let Some(response) = response {
-            let pending = call_events.close();
-            last.reserve_exact(pending.len() + 1);
-            for message in pending.iter().chain([&response]) {
-                let frame = sse_event(message);
-                sent += frame.len() as u64;
-                last.push(frame);
+            _ => {
+                told.tell(outcome, call_events.sent());
+                return Vec::new();
             }
         }
-        told.tell(outcome, sent);
+        let pending = call_events.close();
+        let last: Vec<Bytes> = pending.iter().chain([&out]).map(|m| sse_event(m)).collect();
+        let sent = last.iter().map(|frame| frame.len() as u64).sum::<u64>();
+        told.tell(outcome, call_events.sent() + sent);
         last
     };
     StreamedCall {
@@ -194,64 +179,52 @@ impl CheckedCall<'_> {
                 .map(|info| Cow::Owned(info.into_owned())),
         }
     }
-
-    /// What the tool is told of its request (`ToolCall::request`), for a
-    /// call of `session` that runs on a stream or not (`streamed`).
-    fn request(&self, session: SessionId, streamed: bool) -> RequestParts<'_> {
-        RequestParts {
-            session,
-            meta: self.meta.as_ref().and_then(Value::as_object),
-            session_client: self.session_client.as_deref().map(|info| &**info),
-            progress_reaches_client: streamed && self.progress_token.is_some(),
-        }
-    }
-}
-
-/// Why a call was refused before it ran: the error, and what class of
-/// reply it makes.
-struct Refusal {
-    class: ReplyClass,
-    error: ErrorObject,
-}
-
-impl From<ErrorObject> for Refusal {
-    /// An error about the call (unknown tool, bad params, a surface that
-    /// panicked): a method error, answered normally.
-    fn from(error: ErrorObject) -> Self {
-        Self {
-            class: ReplyClass::Answer,
-            error,
-        }
-    }
 }
 
 /// The checks, in order: the params' shape, then the tool's visibility:
 /// in the legacy era by `is_visible`; in 2026-07-28 by finding the tool in
-/// the live list, whose `x-mcp-header` bindings the `Mcp-Param-*` headers
-/// are then checked against (one listing answers both).
+/// the live list (whose schema is the one the client built its headers
+/// from), whose `x-mcp-header` bindings the `Mcp-Param-*` headers are then
+/// checked against (one listing answers both). A tool the surface does not
+/// show is unknown; a header that does not mirror its argument is a 400
+/// `-32020`.
 async fn check<'a>(
     lease: &Lease,
     params: Option<Params<'a>>,
     era: Era,
     headers: ParamHeaders<'_>,
-) -> Result<CheckedCall<'a>, Refusal> {
+) -> Result<CheckedCall<'a>, ErrorObject> {
     let call = check_shape(params, era)?;
-    match era {
-        Era::Legacy(_) => {
-            let visible = CatchUnwind(lease.session.surface().is_visible(&call.name))
+    let surface = lease.session.surface();
+    let visible = match era {
+        Era::Legacy(_) => CatchUnwind(surface.is_visible(&call.name))
+            .await
+            .map_err(|_| surface_panicked())?,
+        Era::Modern(_) => {
+            let tools = CatchUnwind(surface.list_tools())
                 .await
                 .map_err(|_| surface_panicked())?;
-            if !visible {
-                return Err(unknown_tool(&call.name).into());
+            let tool = tools.iter().find(|tool| tool.name() == call.name);
+            if let Some(tool) = tool {
+                param_headers::check(tool.header_bindings(), &call.arguments, headers)?;
             }
+            tool.is_some()
         }
-        Era::Modern(_) => check_param_headers(lease, &call, headers).await?,
+    };
+    if !visible {
+        return Err(unknown_tool(&call.name));
     }
     Ok(call)
 }
 
 fn unknown_tool(name: &str) -> ErrorObject {
-    ErrorObject::new(code::INVALID_PARAMS, format!("Unknown tool: {name}"))
+    invalid_params(format!("Unknown tool: {name}"))
+}
+
+/// A `-32602`: the call's params are not what `tools/call` takes, or name
+/// no tool it can run.
+fn invalid_params(message: impl Into<Cow<'static, str>>) -> ErrorObject {
+    ErrorObject::new(code::INVALID_PARAMS, message)
 }
 
 /// `params.name` (a string naming a possible tool), `params.arguments` (an
@@ -259,41 +232,41 @@ fn unknown_tool(name: &str) -> ErrorObject {
 /// in 2026-07-28, `params._meta["io.modelcontextprotocol/logLevel"]`.
 fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, ErrorObject> {
     let mut params = params.unwrap_or(Params::Owned(Map::new()));
-    let Some(name) = params.take_str("name") else {
-        return Err(ErrorObject::new(
-            code::INVALID_PARAMS,
-            "tools/call needs params.name, a string",
+    let name = params
+        .take_str("name")
+        .ok_or_else(|| invalid_params("tools/call needs params.name, a string"))?;
+    let arguments = params
+        .take("arguments")
+        .filter(|arguments| !arguments.is_null())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    if !arguments.is_object() {
+        return Err(invalid_params(
+            "tools/call params.arguments must be an object",
         ));
-    };
-    let arguments = match params.take("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(arguments @ Value::Object(_)) => arguments,
-        Some(_) => {
-            return Err(ErrorObject::new(
-                code::INVALID_PARAMS,
-                "tools/call params.arguments must be an object",
-            ))
-        }
-    };
+    }
     let meta = params.take("_meta").filter(Value::is_object);
-    let (progress_token, log_level) = match meta.as_ref().and_then(Value::as_object) {
-        Some(meta) => (
-            // A progress token is a string or an integer; anything else is
-            // ignored.
-            meta.get("progressToken")
-                .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-                .cloned(),
-            match era {
-                Era::Modern(_) => requested_log_level(meta)?,
-                Era::Legacy(_) => None,
-            },
-        ),
-        None => (None, None),
+    let members = meta.as_ref().and_then(Value::as_object);
+    // A progress token is a string or an integer; anything else is ignored.
+    let progress_token = members
+        .and_then(|meta| meta.get("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned();
+    // 2026-07-28: absent means no logs; anything but one of the eight
+    // level names is refused.
+    let log_level = match (era, members.and_then(|meta| meta.get(META_LOG_LEVEL))) {
+        (Era::Modern(_), Some(level)) => {
+            Some(level.as_str().and_then(LogLevel::parse).ok_or_else(|| {
+                invalid_params(format!(
+                    "_meta[\"{META_LOG_LEVEL}\"] must be one of {LEVEL_NAMES}"
+                ))
+            })?)
+        }
+        _ => None,
     };
     // A name outside the MCP rule can't be one of the surface's tools
     // (`Tool::new` refuses it), so don't ask; and don't echo it back.
     if !is_valid_name(&name) {
-        return Err(ErrorObject::new(code::INVALID_PARAMS, "Unknown tool"));
+        return Err(invalid_params("Unknown tool"));
     }
     Ok(CheckedCall {
         name,
@@ -302,44 +275,6 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
         log_level,
         meta,
         session_client: None,
-    })
-}
-
-/// The level a modern request's `_meta` asks log messages at: absent means
-/// none; anything but one of the eight level names is refused.
-fn requested_log_level(meta: &Map<String, Value>) -> Result<Option<LogLevel>, ErrorObject> {
-    let Some(level) = meta.get(META_LOG_LEVEL) else {
-        return Ok(None);
-    };
-    match level.as_str().and_then(LogLevel::parse) {
-        Some(level) => Ok(Some(level)),
-        None => Err(ErrorObject::new(
-            code::INVALID_PARAMS,
-            format!("_meta[\"{META_LOG_LEVEL}\"] must be one of {LEVEL_NAMES}"),
-        )),
-    }
-}
-
-/// 2026-07-28: the tool is visible when the live list has it (whose schema
-/// is the one the client built its headers from), and the `Mcp-Param-*`
-/// headers mirror its `x-mcp-header` arguments. A tool the list lacks is
-/// unknown; a header that does not mirror its argument is a 400 `-32020`.
-async fn check_param_headers(
-    lease: &Lease,
-    call: &CheckedCall<'_>,
-    headers: ParamHeaders<'_>,
-) -> Result<(), Refusal> {
-    let tools = CatchUnwind(lease.session.surface().list_tools())
-        .await
-        .map_err(|_| surface_panicked())?;
-    let Some(tool) = tools.iter().find(|tool| tool.name() == call.name) else {
-        return Err(unknown_tool(&call.name).into());
-    };
-    param_headers::check(tool.header_bindings(), &call.arguments, headers).map_err(|error| {
-        Refusal {
-            class: ReplyClass::Malformed,
-            error,
-        }
     })
 }
 
@@ -365,25 +300,29 @@ async fn run(
     // before its result does (see `state/list_changed/`), so an agent that
     // reads the notice first re-lists before its next model request. A
     // guard dropped meanwhile ends the hold, and the result goes nowhere.
-    let invocation = match (changes.hold_result(before).await, invocation) {
-        (true, Invocation::Answered(_) | Invocation::Failed(..)) if !lease.is_live() => {
-            Invocation::Withheld
-        }
-        (_, invocation) => invocation,
-    };
-    let told = invocation.outcome();
-    let handled = match invocation {
-        Invocation::Revoked | Invocation::Withheld => Handled::Revoked,
-        Invocation::Cancelled => Handled::Silent,
-        Invocation::Answered(outcome) => {
+    let withheld = changes.hold_result(before).await && !lease.is_live();
+    match invocation {
+        // The tool ran, but the bearer died before its held result could
+        // be sent.
+        Ok(_) | Err(Ended::Failed(..)) if withheld => (Handled::Revoked, Outcome::Withheld),
+        Ok(outcome) => {
+            let told = if outcome.is_refused() {
+                Outcome::Refused
+            } else {
+                Outcome::Success
+            };
             let outcome = keep_output_schema_promise(lease, &call.name, era, outcome);
-            write_result(out, answering, ResultKind::Plain, |result| {
+            let handled = write_result(out, answering, ResultKind::Plain, |result| {
                 outcome.write_members(result, era)
-            })
+            });
+            (handled, told)
         }
-        Invocation::Failed(error, _) => write_error(out, Some(id), &error, ReplyClass::Answer),
-    };
-    (handled, told)
+        Err(Ended::Failed(error, told)) => {
+            (write_error(out, Some(id), &error, ReplyClass::Answer), told)
+        }
+        Err(Ended::Cancelled) => (Handled::Silent, Outcome::Cancelled),
+        Err(Ended::Revoked) => (Handled::Revoked, Outcome::Rejected { status: 401 }),
+    }
 }
 
 /// A success without `structuredContent` from a tool the client listed
@@ -407,44 +346,25 @@ fn keep_output_schema_promise(
     outcome
 }
 
-impl Invocation {
-    /// What the observer is told of it.
-    fn outcome(&self) -> Outcome {
-        match self {
-            Self::Answered(outcome) if outcome.is_refused() => Outcome::Refused,
-            Self::Answered(_) => Outcome::Success,
-            Self::Failed(_, told) => *told,
-            Self::Cancelled => Outcome::Cancelled,
-            Self::Revoked => Outcome::Rejected { status: 401 },
-            Self::Withheld => Outcome::Withheld,
-        }
-    }
-}
-
-/// What invoking the surface came to.
-enum Invocation {
-    /// A success or a refusal.
-    Answered(ToolOutcome),
+/// How invoking the surface came to no outcome to answer with.
+enum Ended {
     /// A failed outcome, a panic or the time limit: the JSON-RPC error,
     /// and which of the three the observer is told.
     Failed(ErrorObject, Outcome),
     Cancelled,
     /// The bearer died before the surface was invoked.
     Revoked,
-    /// The tool ran, but the bearer died before its held result could be
-    /// sent.
-    Withheld,
 }
 
 /// Registers the call as in flight, re-checks the bearer, and invokes the
-/// surface under the call's cancellation signal and time limit; counts a
-/// call that succeeded or was refused.
+/// surface under the call's cancellation signal and time limit: a success
+/// or a refusal, which it counts, or how the call ended without one.
 async fn invoke(
     lease: &Lease,
     id: &Value,
     call: &CheckedCall<'_>,
     events: Option<&Arc<CallEvents>>,
-) -> Invocation {
+) -> Result<ToolOutcome, Ended> {
     let signal = CancelSignal::default();
     // Registered before the liveness check, so a revocation either fails
     // that check or finds this call to cancel (see `ToolSession`'s drop).
@@ -455,39 +375,42 @@ async fn invoke(
     // entry gate: either it sees a revocation, or the guard's drop waits
     // until this call's first poll is over (see `state/entry.rs`).
     let Some(entry) = session.enter(|| lease.is_live()) else {
-        return Invocation::Revoked;
+        return Err(Ended::Revoked);
+    };
+    // What the tool is told of its request (`ToolCall::request`).
+    let request = RequestParts {
+        session: session.id(),
+        meta: call.meta.as_ref().and_then(Value::as_object),
+        session_client: call.session_client.as_deref().map(|info| &**info),
+        progress_reaches_client: events.is_some() && call.progress_token.is_some(),
     };
     let context = ToolCall {
         name: &call.name,
         arguments: &call.arguments,
         events,
         cancel: &signal,
-        request: call.request(session.id(), events.is_some()),
+        request,
     };
     let name = &call.name;
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.
-    let ended = {
+    let outcome = {
         let invocation = FirstPoll::new(CatchUnwind(session.surface().call_with(context)), entry);
         let limit = lease.shared.config.call_timeout;
         until_done(pin!(invocation), &signal, limit, name).await
-    };
-    let outcome = match ended {
-        Ok(outcome) => outcome,
-        Err(ended) => return ended,
-    };
+    }?;
     // Counted before the call leaves the in-flight list, so that
     // `ToolSession::close`, which waits for that list to empty, reads a
     // final count.
     let invocation = match outcome.failure_message() {
         None => {
             session.served_one();
-            Invocation::Answered(outcome)
+            Ok(outcome)
         }
         Some(message) => {
             let error = tool_error(name, format_args!("failed: {message}"));
             let told = Outcome::Failed { code: error.code };
-            Invocation::Failed(error, told)
+            Err(Ended::Failed(error, told))
         }
     };
     registration.finish();
@@ -496,14 +419,14 @@ async fn invoke(
 
 /// Polls the surface's future (pinned where it was made: it is large)
 /// until it answers, the call is cancelled, or `limit` passes; the limit
-/// counts from the first wait (see `waiting_at_most`). `Err` is how the
-/// call ended without an outcome.
+/// counts from the first wait (see `waiting_at_most`), and is in the
+/// error's data too.
 async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
     invocation: Pin<&mut F>,
     signal: &CancelSignal,
     limit: Option<Duration>,
     name: &str,
-) -> Result<ToolOutcome, Invocation> {
+) -> Result<ToolOutcome, Ended> {
     let cancelled = pin!(signal.cancelled());
     let run = race(invocation, cancelled);
     let ended = match limit {
@@ -512,15 +435,20 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
     };
     match ended {
         Some(First::Left(Ok(outcome))) => Ok(outcome),
-        Some(First::Left(Err(Panicked))) => Err(Invocation::Failed(
+        Some(First::Left(Err(Panicked))) => Err(Ended::Failed(
             tool_error(name, "panicked"),
             Outcome::Panicked,
         )),
-        Some(First::Right(())) => Err(Invocation::Cancelled),
-        None => Err(Invocation::Failed(
-            time_limit_exceeded(name, limit.unwrap_or_default()),
-            Outcome::TimedOut,
-        )),
+        Some(First::Right(())) => Err(Ended::Cancelled),
+        None => {
+            let limit = limit.unwrap_or_default();
+            let error = tool_error(
+                name,
+                format_args!("exceeded the call time limit of {limit:?}"),
+            )
+            .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}));
+            Err(Ended::Failed(error, Outcome::TimedOut))
+        }
     }
 }
 
@@ -528,13 +456,4 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
 /// host could not get a result from it.
 fn tool_error(name: &str, what: impl fmt::Display) -> ErrorObject {
     ErrorObject::new(code::INTERNAL_ERROR, format!("tool {name} {what}"))
-}
-
-/// The call outlived `call_timeout`; the limit is in the error's data too.
-fn time_limit_exceeded(name: &str, limit: Duration) -> ErrorObject {
-    tool_error(
-        name,
-        format_args!("exceeded the call time limit of {limit:?}"),
-    )
-    .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}))
 }

@@ -14,8 +14,7 @@ pub(super) async fn list_tools(answer: &mut Answer<'_>, params: Option<&Params<'
         .and_then(|p| p.get("cursor"))
         .is_some_and(|c| !c.is_null())
     {
-        let error = ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor");
-        return answer.error(&error);
+        return answer.error(&ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"));
     }
     let Ok(tools) = CatchUnwind(lease.session.surface().list_tools()).await else {
         return answer.error(&surface_panicked());

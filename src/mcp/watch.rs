@@ -83,15 +83,20 @@ impl Watch {
         }
         let meta = params.and_then(|p| p.get("_meta"));
         let meta = meta.as_deref().and_then(Value::as_object);
-        let own_info = match request.method.as_ref() {
-            // Its own `clientInfo`, before any MCP session knows it.
-            "initialize" => params.and_then(|p| p.get("clientInfo")),
-            _ => None,
+        // Its client: an `initialize`'s own `clientInfo` (no MCP session
+        // knows it yet), or the one in `_meta` (2026-07-28 sends it on every
+        // request), or the one its MCP session's `initialize` gave.
+        let own_info = params
+            .filter(|_| request.method == "initialize")
+            .and_then(|p| p.get("clientInfo"));
+        let session_info = match mcp_session {
+            McpSessionHeader::Known(session) => session.client_info(),
+            McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
         };
-        let info = match &own_info {
-            Some(info) => Some(&**info),
-            None => client_info(meta, mcp_session),
-        };
+        let info = own_info
+            .as_deref()
+            .or_else(|| meta?.get(META_CLIENT_INFO))
+            .or(session_info.map(|info| &**info));
         if let Some(client) = info.and_then(ClientInfo::from_value) {
             watch.keep(Text::ClientName, Some(client.name));
             watch.keep(Text::ClientVersion, client.version);
@@ -180,45 +185,31 @@ impl UntilAnswered<'_> {
     /// Tells the watch the call came to `outcome`, answered with
     /// `response_bytes`.
     pub(super) fn tell(mut self, outcome: Outcome, response_bytes: u64) {
-        if let Some(watch) = self.watch.take() {
-            watch.tell(
-                self.lease,
-                "tools/call",
-                Some(self.era),
-                outcome,
-                response_bytes,
-            );
-        }
+        self.tell_once(outcome, response_bytes);
     }
 
     /// Lets go of the watch untold: the call is told elsewhere.
     pub(super) fn hand_over(mut self) {
         self.watch = None;
     }
-}
 
-impl Drop for UntilAnswered<'_> {
-    fn drop(&mut self) {
+    /// Tells the watch, if it is still held, and lets go of it.
+    fn tell_once(&mut self, outcome: Outcome, response_bytes: u64) {
         if let Some(watch) = self.watch.take() {
-            let sent = self.stream.map_or(0, CallEvents::sent);
             let era = Some(self.era);
-            watch.tell(self.lease, "tools/call", era, Outcome::Disconnected, sent);
+            watch.tell(self.lease, "tools/call", era, outcome, response_bytes);
         }
     }
 }
 
-/// The `clientInfo` a request's client gave: in its `_meta` (2026-07-28
-/// sends it on every request), or at its MCP session's `initialize`.
-fn client_info<'a>(
-    meta: Option<&'a serde_json::Map<String, Value>>,
-    mcp_session: McpSessionHeader<'a>,
-) -> Option<&'a Value> {
-    let from_session = match mcp_session {
-        McpSessionHeader::Known(session) => session.client_info().map(|info| &**info),
-        McpSessionHeader::Absent | McpSessionHeader::Unknown => None,
-    };
-    meta.and_then(|meta| meta.get(META_CLIENT_INFO))
-        .or(from_session)
+impl Drop for UntilAnswered<'_> {
+    fn drop(&mut self) {
+        // Read only when there is a watch to tell: most drops have none.
+        if self.watch.is_some() {
+            let sent = self.stream.map_or(0, CallEvents::sent);
+            self.tell_once(Outcome::Disconnected, sent);
+        }
+    }
 }
 
 /// Tells the host's observer of a body, or a message in it, that was not a

@@ -41,7 +41,7 @@ pub(crate) struct ProgressReport {
 }
 
 /// The events of one streamed call, shared by its handles and its stream.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct CallEvents {
     /// The request's `progressToken`: progress is reported only with one.
     pub(crate) progress_token: Option<Value>,
@@ -75,8 +75,7 @@ impl CallEvents {
         Arc::new(Self {
             progress_token,
             log_threshold,
-            inner: Mutex::new(Inner::default()),
-            sent: AtomicU64::new(0),
+            ..Self::default()
         })
     }
 
