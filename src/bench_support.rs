@@ -27,13 +27,8 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let Some(lease) = Lease::acquire(shared, &bearer) else {
         return Vec::new();
     };
-    let context = RequestContext {
-        headers: EnvelopeHeaders::default(),
-        may_stream: false,
-        session: crate::state::McpSessionHeader::Absent,
-        since: None,
-        request_bytes: body.len(),
-    };
+    let absent = crate::state::McpSessionHeader::Absent;
+    let context = RequestContext::new(EnvelopeHeaders::default(), false, absent, None, body.len());
     match mcp::dispatch(&lease, &context, body).await {
         Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,
         Reply::Stream(_) | Reply::Listen(_) => Vec::new(),

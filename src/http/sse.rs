@@ -174,15 +174,13 @@ mod tests {
         let events = CallEvents::new(Some(json!("t")), Some(LogLevel::Info));
         let (finish, finished) = tokio::sync::oneshot::channel::<()>();
         let events_at_end = Arc::clone(&events);
-        let call = StreamedCall {
-            call: Box::pin(async move {
-                let _ = finished.await;
-                let mut last: Vec<Bytes> = events_at_end.close().iter().map(|m| event(m)).collect();
-                last.push(event(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-                last
-            }),
-            events: Arc::clone(&events),
+        let run = async move {
+            let _ = finished.await;
+            let mut last: Vec<Bytes> = events_at_end.close().iter().map(|m| event(m)).collect();
+            last.push(event(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+            last
         };
+        let call = StreamedCall::new(Box::pin(run), Arc::clone(&events));
         let mut sse = SseCall::new(call, Duration::from_secs(3600));
         events.report_progress(1.0, None, None);
         let first = poll_once(&mut sse).await.unwrap().unwrap();

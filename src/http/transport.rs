@@ -222,18 +222,14 @@ async fn serve_checked(
         true => request_headers::params(&parts.headers),
         false => Vec::new(),
     };
-    let context = RequestContext {
-        headers: EnvelopeHeaders {
-            protocol_version: headers.protocol_version,
-            method: headers.method,
-            name: headers.name,
-            params: &params,
-        },
-        may_stream: headers.accepts.event_stream,
-        session: mcp_session_header,
+    let (version, method, name) = (headers.protocol_version, headers.method, headers.name);
+    let context = RequestContext::new(
+        EnvelopeHeaders::new(version, method, name, &params),
+        headers.accepts.event_stream,
+        mcp_session_header,
         since,
-        request_bytes: body.len(),
-    };
+        body.len(),
+    );
     let reply = mcp::dispatch(&lease, &context, &body).await;
     Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))
 }

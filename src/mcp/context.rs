@@ -13,20 +13,38 @@ use crate::state::McpSessionHeader;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RequestContext<'a> {
     /// The raw MCP headers.
-    pub(crate) headers: EnvelopeHeaders<'a>,
+    pub(super) headers: EnvelopeHeaders<'a>,
     /// Whether the client takes an SSE response (its `Accept` names
     /// `text/event-stream`), so a call with a progress token may stream.
-    pub(crate) may_stream: bool,
+    pub(super) may_stream: bool,
     /// The MCP session its `Mcp-Session-Id` names, if it sent one.
-    pub(crate) session: McpSessionHeader<'a>,
+    pub(super) session: McpSessionHeader<'a>,
     /// When the request's head arrived, read only when the host has an
     /// observer (`watch.rs`): `None` without one.
-    pub(crate) since: Option<Instant>,
+    pub(super) since: Option<Instant>,
     /// The length of the request's body, for the observer.
-    pub(crate) request_bytes: usize,
+    pub(super) request_bytes: usize,
 }
 
-impl RequestContext<'_> {
+impl<'a> RequestContext<'a> {
+    /// A request's context as the transport read it. Only mcp/ reads its
+    /// fields (and `batch.rs` clears `may_stream` for a batch's members).
+    pub(crate) fn new(
+        headers: EnvelopeHeaders<'a>,
+        may_stream: bool,
+        session: McpSessionHeader<'a>,
+        since: Option<Instant>,
+        request_bytes: usize,
+    ) -> Self {
+        Self {
+            headers,
+            may_stream,
+            session,
+            since,
+            request_bytes,
+        }
+    }
+
     /// The observer's watch on `request`, whose answer follows the
     /// `written` bytes already in the response buffer: `None` without an
     /// observer.

@@ -109,6 +109,13 @@ pub(crate) struct StreamedCall {
     pub(crate) events: Arc<CallEvents>,
 }
 
+impl StreamedCall {
+    /// `call`, streaming `events` while it runs.
+    pub(crate) fn new(call: BoxFuture<'static, Vec<Bytes>>, events: Arc<CallEvents>) -> Self {
+        Self { call, events }
+    }
+}
+
 /// Where a message stands in its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Framing {

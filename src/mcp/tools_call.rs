@@ -142,10 +142,7 @@ fn streamed(
         told.tell(outcome, call_events.sent() + sent);
         last
     };
-    StreamedCall {
-        call: Box::pin(run),
-        events,
-    }
+    StreamedCall::new(Box::pin(run), events)
 }
 
 /// A `tools/call` that passed its checks. The name is borrowed from the
@@ -378,19 +375,13 @@ async fn invoke(
         return Err(Ended::Revoked);
     };
     // What the tool is told of its request (`ToolCall::request`).
-    let request = RequestParts {
-        session: session.id(),
-        meta: call.meta.as_ref().and_then(Value::as_object),
-        session_client: call.session_client.as_deref().map(|info| &**info),
-        progress_reaches_client: events.is_some() && call.progress_token.is_some(),
-    };
-    let context = ToolCall {
-        name: &call.name,
-        arguments: &call.arguments,
-        events,
-        cancel: &signal,
-        request,
-    };
+    let request = RequestParts::new(
+        session.id(),
+        call.meta.as_ref().and_then(Value::as_object),
+        call.session_client.as_deref().map(|info| &**info),
+        events.is_some() && call.progress_token.is_some(),
+    );
+    let context = ToolCall::new(&call.name, &call.arguments, events, &signal, request);
     let name = &call.name;
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.

@@ -52,17 +52,34 @@ use crate::util::wait_for;
 /// # drop(surface);
 /// ```
 pub struct ToolCall<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) arguments: &'a Value,
+    name: &'a str,
+    arguments: &'a Value,
     /// Where its progress and log messages go: present only when the call
     /// runs on a stream (see `call_events.rs`, which also decides what each
     /// kind of event may send).
-    pub(crate) events: Option<&'a Arc<CallEvents>>,
-    pub(crate) cancel: &'a CancelSignal,
-    pub(crate) request: RequestParts<'a>,
+    events: Option<&'a Arc<CallEvents>>,
+    cancel: &'a CancelSignal,
+    request: RequestParts<'a>,
 }
 
 impl<'a> ToolCall<'a> {
+    /// The call `tools_call.rs` hands the surface.
+    pub(crate) fn new(
+        name: &'a str,
+        arguments: &'a Value,
+        events: Option<&'a Arc<CallEvents>>,
+        cancel: &'a CancelSignal,
+        request: RequestParts<'a>,
+    ) -> Self {
+        Self {
+            name,
+            arguments,
+            events,
+            cancel,
+            request,
+        }
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &'a str {
         self.name

@@ -64,16 +64,31 @@ pub struct CallRequest<'a> {
 /// never does pays for none of it.
 #[derive(Clone, Copy)]
 pub(crate) struct RequestParts<'a> {
-    pub(crate) session: SessionId,
+    session: SessionId,
     /// `params._meta`, when an object.
-    pub(crate) meta: Option<&'a Map<String, Value>>,
+    meta: Option<&'a Map<String, Value>>,
     /// The `clientInfo` its MCP session's `initialize` gave (before
     /// 2026-07-28, where the client names itself in `meta` instead).
-    pub(crate) session_client: Option<&'a Value>,
-    pub(crate) progress_reaches_client: bool,
+    session_client: Option<&'a Value>,
+    progress_reaches_client: bool,
 }
 
 impl<'a> RequestParts<'a> {
+    /// What `tools_call.rs` knows of the request when it calls the tool.
+    pub(crate) fn new(
+        session: SessionId,
+        meta: Option<&'a Map<String, Value>>,
+        session_client: Option<&'a Value>,
+        progress_reaches_client: bool,
+    ) -> Self {
+        Self {
+            session,
+            meta,
+            session_client,
+            progress_reaches_client,
+        }
+    }
+
     /// The request, read.
     pub(crate) fn read(self) -> CallRequest<'a> {
         let client = self.meta.and_then(|meta| meta.get(META_CLIENT_INFO));

@@ -147,6 +147,23 @@ pub(crate) struct EnvelopeHeaders<'a> {
     pub(crate) params: ParamHeaders<'a>,
 }
 
+impl<'a> EnvelopeHeaders<'a> {
+    /// A request's envelope headers, as the transport read them.
+    pub(crate) fn new(
+        protocol_version: Header<'a>,
+        method: Header<'a>,
+        name: Header<'a>,
+        params: ParamHeaders<'a>,
+    ) -> Self {
+        Self {
+            protocol_version,
+            method,
+            name,
+            params,
+        }
+    }
+}
+
 /// Classifies one request from its method, params and headers, and the
 /// version its MCP session negotiated, if it named one (`Mcp-Session-Id`).
 /// An `Err` is the JSON-RPC error to answer with; every one is a client
