@@ -46,7 +46,11 @@
 //! Each folder of `src/` is one concept, and its `mod.rs` is its map: what
 //! it holds, and exactly what other folders may use. Folders import only
 //! from folders below them (`scripts/layering` prints the order and fails
-//! on a cycle). From the top:
+//! on a cycle). A folder's structs are built and written only in it:
+//! elsewhere through their constructors and methods, `state/` behind
+//! methods too (`scripts/layering` fails on a struct literal or a field
+//! assignment outside the struct's folder; public value types such as
+//! [`Observation`](observe::Observation) are their fields). From the top:
 //!
 //! - `host.rs`: [`ToolHost`]; the listener, the accept loop and shutdown.
 //! - `http/`: the hyper service function and every HTTP check, the request
