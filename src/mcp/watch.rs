@@ -1,5 +1,6 @@
-//! What the host's observer is told of each request the dispatcher answers
-//! (see `observer.rs`, public as `observe`). A [`Watch`] exists only when
+//! What the host's observer is told of each readable request the dispatcher
+//! answers (see `observer.rs`, public as `observe`; a body it could not read
+//! is told by `context.rs`). A [`Watch`] exists only when
 //! the host has an observer (`RequestContext::since` is then set), so a
 //! host without one reads no clock and copies nothing for it. A leaf of
 //! `mcp/`: it builds on no other file of the folder.
@@ -209,27 +210,5 @@ impl Drop for UntilAnswered<'_> {
             let sent = self.stream.map_or(0, CallEvents::sent);
             self.tell_once(Outcome::Disconnected, sent);
         }
-    }
-}
-
-/// Tells the host's observer of a body, or a message in it, that was not a
-/// readable request: no method, an error of this code, answered with
-/// `response_bytes`.
-#[cold]
-#[inline(never)]
-pub(super) fn tell_unreadable(
-    lease: &Lease,
-    (since, request_bytes): (Instant, usize),
-    code: i32,
-    response_bytes: usize,
-) {
-    if let Some(observer) = &lease.shared.config.observer {
-        let session = Some(lease.session.id());
-        let outcome = Outcome::Failed { code };
-        observer.tell(&Observation {
-            request_bytes: request_bytes as u64,
-            response_bytes: response_bytes as u64,
-            ..Observation::bare(session, since.elapsed(), outcome)
-        });
     }
 }
