@@ -53,7 +53,7 @@ pub(super) async fn tools_call(
     let (lease, era, out) = (answer.lease, answer.era, answer.out);
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
-    let told = UntilAnswered {
+    let mut told = UntilAnswered {
         watch: answer.watch.as_deref(),
         lease,
         era,
@@ -111,7 +111,7 @@ fn streamed(
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
-        let told = UntilAnswered {
+        let mut told = UntilAnswered {
             watch: watch.as_deref(),
             lease: &lease,
             era,

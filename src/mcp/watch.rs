@@ -183,19 +183,14 @@ pub(super) struct UntilAnswered<'a> {
 }
 
 impl UntilAnswered<'_> {
-    /// Tells the watch the call came to `outcome`, answered with
-    /// `response_bytes`.
-    pub(super) fn tell(mut self, outcome: Outcome, response_bytes: u64) {
-        self.tell_once(outcome, response_bytes);
-    }
-
     /// Lets go of the watch untold: the call is told elsewhere.
     pub(super) fn hand_over(mut self) {
         self.watch = None;
     }
 
-    /// Tells the watch, if it is still held, and lets go of it.
-    fn tell_once(&mut self, outcome: Outcome, response_bytes: u64) {
+    /// Tells the watch, if it is still held, that the call came to
+    /// `outcome`, answered with `response_bytes`, and lets go of it.
+    pub(super) fn tell(&mut self, outcome: Outcome, response_bytes: u64) {
         if let Some(watch) = self.watch.take() {
             let era = Some(self.era);
             watch.tell(self.lease, "tools/call", era, outcome, response_bytes);
@@ -208,7 +203,7 @@ impl Drop for UntilAnswered<'_> {
         // Read only when there is a watch to tell: most drops have none.
         if self.watch.is_some() {
             let sent = self.stream.map_or(0, CallEvents::sent);
-            self.tell_once(Outcome::Disconnected, sent);
+            self.tell(Outcome::Disconnected, sent);
         }
     }
 }
