@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::context::RequestContext;
-use super::message::{handle_message, told};
-use super::reply::{Framing, Handled, Reply, ReplyClass};
+use super::message::{handle_message, refused};
+use super::reply::{session_not_found, Framing, Handled, Reply, ReplyClass};
 use crate::jsonrpc::{self, code, json_scan, ErrorObject};
 use crate::protocol::era;
 use crate::state::{Lease, McpSessionHeader};
@@ -20,7 +20,7 @@ pub(super) async fn dispatch_batch(
 ) -> Reply {
     if batch.is_empty() {
         let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
-        return Reply::malformed(&error);
+        return Reply::error(&error, ReplyClass::Malformed);
     }
     let request = RequestContext {
         may_stream: false,
@@ -75,10 +75,10 @@ pub(super) fn refused_batch(
         )
         .with_data(serde_json::json!({"maxBatchLength": max_batch_len}))
     } else if let McpSessionHeader::Unknown = context.session {
-        let reply = Reply::unknown_session();
-        return Some(told(lease, context, reply, code::SESSION_NOT_FOUND));
+        let error = session_not_found();
+        return Some(refused(lease, context, &error, ReplyClass::UnknownSession));
     } else {
         return None;
     };
-    Some(told(lease, context, Reply::malformed(&error), error.code))
+    Some(refused(lease, context, &error, ReplyClass::Malformed))
 }

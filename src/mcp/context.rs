@@ -1,13 +1,13 @@
 //! What the transport knows of a request besides its body
-//! ([`RequestContext`]), and the observer's watch it starts on a request.
-//! Builds on `watch.rs` only.
+//! ([`RequestContext`]), and what the observer is told of a body, or a
+//! message in it, that was not a readable request (a readable one gets a
+//! watch, `watch.rs`). Builds on no other file of `mcp/`.
 
 use std::time::Instant;
 
-use super::watch::Watch;
-use crate::jsonrpc::Request;
+use crate::observer::{Observation, Outcome};
 use crate::protocol::EnvelopeHeaders;
-use crate::state::McpSessionHeader;
+use crate::state::{Lease, McpSessionHeader};
 
 /// What the transport knows about the request besides its body.
 #[derive(Debug, Clone, Copy)]
@@ -45,12 +45,20 @@ impl<'a> RequestContext<'a> {
         }
     }
 
-    /// The observer's watch on `request`, whose answer follows the
-    /// `written` bytes already in the response buffer: `None` without an
-    /// observer.
-    pub(super) fn watch(&self, request: &Request<'_>, written: usize) -> Option<Box<Watch>> {
-        let since = self.since?;
-        let watched = (since, self.request_bytes);
-        Some(Watch::new(watched, request, self.session, written))
+    /// Tells the host's observer, if any, of this body, or a message in
+    /// it, that was not a readable request: no method, an error of this
+    /// `code`, answered with `response_bytes`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tell_unreadable(&self, lease: &Lease, code: i32, response_bytes: usize) {
+        if let (Some(since), Some(observer)) = (self.since, &lease.shared.config.observer) {
+            let session = Some(lease.session.id());
+            let outcome = Outcome::Failed { code };
+            observer.tell(&Observation {
+                request_bytes: self.request_bytes as u64,
+                response_bytes: response_bytes as u64,
+                ..Observation::bare(session, since.elapsed(), outcome)
+            });
+        }
     }
 }

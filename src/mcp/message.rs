@@ -10,20 +10,22 @@ use super::reply::{ReplyClass, ResultKind};
 use super::subscriptions;
 use super::tools_call;
 use super::tools_list::list_tools;
-use super::watch::tell_unreadable;
+use super::watch::Watch;
 use crate::jsonrpc::{code, ErrorObject, Message, Params, Request};
 use crate::protocol::{era, Era};
 use crate::state::{Lease, McpSessionHeader};
 
-/// `reply`, to a body that was not a readable request, once the observer
-/// (if any) is told of it: an error of this code.
-pub(super) fn told(lease: &Lease, context: &RequestContext<'_>, reply: Reply, code: i32) -> Reply {
-    if let Some(since) = context.since {
-        let written = match &reply {
-            Reply::Complete { body, .. } => body.len(),
-            _ => 0,
-        };
-        tell_unreadable(lease, (since, context.request_bytes), code, written);
+/// The reply to a body that was not a readable request, `error` of this
+/// class (see [`Reply::error`]), once the observer (if any) is told of it.
+pub(super) fn refused(
+    lease: &Lease,
+    context: &RequestContext<'_>,
+    error: &ErrorObject,
+    class: ReplyClass,
+) -> Reply {
+    let reply = Reply::error(error, class);
+    if let Reply::Complete { body, .. } = &reply {
+        context.tell_unreadable(lease, error.code, body.len());
     }
     reply
 }
@@ -40,7 +42,12 @@ pub(super) async fn handle_message(
         Ok(request) => request,
         Err(handled) => return handled,
     };
-    let watch = context.watch(&request, out.len());
+    // The observer's watch on the request, if the host has an observer;
+    // its answer follows the bytes already in `out`.
+    let watch = context.since.map(|since| {
+        let watched = (since, context.request_bytes);
+        Watch::new(watched, &request, context.session, out.len())
+    });
     let era = era::classify(
         &context.headers,
         context.session.version(),
@@ -98,10 +105,7 @@ fn request_of<'m>(
         Message::Invalid { id, error } => {
             let written = out.len();
             let handled = write_error(out, id.as_ref(), &error, ReplyClass::Malformed);
-            if let Some(since) = context.since {
-                let told = (since, context.request_bytes);
-                tell_unreadable(lease, told, error.code, out.len() - written);
-            }
+            context.tell_unreadable(lease, error.code, out.len() - written);
             handled
         }
         _ if matches!(context.session, McpSessionHeader::Unknown) => {

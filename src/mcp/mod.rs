@@ -33,7 +33,8 @@
 //!   leaf);
 //! - `reply.rs`: what the dispatcher answers, as data, and the `Answer`
 //!   every method handler writes through;
-//! - `context.rs`: what the transport knows of a request besides its body;
+//! - `context.rs`: what the transport knows of a request besides its body,
+//!   and what the observer is told of a body it could not read;
 //! - `lifecycle.rs`: `initialize`, `logging/setLevel`, `server/discover`;
 //! - `tools_list.rs`: `tools/list`;
 //! - `subscriptions.rs`: the notification streams (`GET`, `subscriptions/listen`);
@@ -60,7 +61,7 @@ use crate::state::Lease;
 
 use batch::{dispatch_batch, refused_batch};
 pub(crate) use context::RequestContext;
-use message::{handle_message, told};
+use message::{handle_message, refused};
 use reply::{Framing, Handled};
 pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
@@ -75,8 +76,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
         Parsed::Single(message) => message,
         Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
         unread => {
-            let error = unread.parse_error();
-            return told(lease, request, Reply::malformed(&error), error.code);
+            return refused(lease, request, &unread.parse_error(), ReplyClass::Malformed);
         }
     };
     let mut out = Vec::with_capacity(256);

@@ -62,31 +62,28 @@ impl Reply {
         Self::Complete { class, body }
     }
 
-    /// A body-level error: the message could not be read as a request, so
-    /// its id is unknown (`null`).
-    pub(super) fn malformed(error: &ErrorObject) -> Self {
+    /// A body-level error of this class: the body could not be read as a
+    /// request, so its id is unknown (`null`).
+    pub(super) fn error(error: &ErrorObject, class: ReplyClass) -> Self {
         let mut out = Vec::with_capacity(128);
         jsonrpc::write_error(&mut out, None, error);
-        Self::new(ReplyClass::Malformed, out)
-    }
-
-    /// A body that named an MCP session that is not open.
-    pub(super) fn unknown_session() -> Self {
-        let mut out = Vec::with_capacity(128);
-        write_unknown_session(&mut out, None);
-        Self::new(ReplyClass::UnknownSession, out)
+        Self::new(class, out)
     }
 }
 
 /// The error for a message whose `Mcp-Session-Id` names no open MCP
 /// session: `-32001`, the code MCP clients re-initialize on (Claude Code's
-/// only when the body carries it), with the request's id when it has one.
-pub(super) fn write_unknown_session(out: &mut Vec<u8>, id: Option<&Value>) -> Handled {
-    let error = ErrorObject::new(
+/// only when the body carries it).
+pub(super) fn session_not_found() -> ErrorObject {
+    ErrorObject::new(
         code::SESSION_NOT_FOUND,
         "Session not found: initialize again for a new Mcp-Session-Id",
-    );
-    write_error(out, id, &error, ReplyClass::UnknownSession)
+    )
+}
+
+/// Writes [`session_not_found`], with the request's id when it has one.
+pub(super) fn write_unknown_session(out: &mut Vec<u8>, id: Option<&Value>) -> Handled {
+    write_error(out, id, &session_not_found(), ReplyClass::UnknownSession)
 }
 
 /// Writes an error response of this class.

@@ -68,21 +68,15 @@ pub(crate) fn too_many_streams(limit: usize) -> ErrorObject {
 /// The refusal names no id: echoing it would write the long id back.
 const MAX_LISTEN_ID_BYTES: usize = 256;
 
-/// Whether `id`, written as JSON, is over [`MAX_LISTEN_ID_BYTES`]. Counted
-/// without writing it: a 4 MiB id is not copied to be refused.
+/// Whether `id`, written as JSON, is over [`MAX_LISTEN_ID_BYTES`]: a
+/// string that is, even unescaped, is refused without a scan (a 4 MiB id
+/// is not read to be refused); any other is written by serde_json, escapes
+/// and all, into a stack buffer of the limit's size, which fails when it
+/// runs out.
 fn id_too_long(id: &Value) -> bool {
-    let Some(text) = id.as_str() else {
-        return false; // a number or null: a few bytes at most
-    };
-    // The bytes each escape adds: counted only for an id short enough
-    // unescaped, so a 4 MiB id is refused without a scan.
-    let escapes = text.bytes().map(|b| match b {
-        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-        0..=0x1f => 5,
-        _ => 0,
-    });
-    text.len() + 2 > MAX_LISTEN_ID_BYTES
-        || text.len() + escapes.sum::<usize>() + 2 > MAX_LISTEN_ID_BYTES
+    id.as_str()
+        .is_some_and(|text| text.len() + 2 > MAX_LISTEN_ID_BYTES)
+        || serde_json::to_writer(&mut [0u8; MAX_LISTEN_ID_BYTES][..], id).is_err()
 }
 
 /// `subscriptions/listen` (2026-07-28): an SSE stream that acknowledges

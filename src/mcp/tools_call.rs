@@ -25,7 +25,7 @@ use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
 use crate::state::FirstPoll;
 use crate::state::{Lease, McpSessionHeader};
 use crate::surface::CallEvents;
-use crate::surface::{CancelSignal, RequestParts, ToolCall};
+use crate::surface::{CancelSignal, ToolCall};
 use crate::surface::{LogLevel, LEVEL_NAMES};
 use crate::tool::is_valid_name;
 use crate::tool::ToolOutcome;
@@ -53,15 +53,14 @@ pub(super) async fn tools_call(
     let (lease, era, out) = (answer.lease, answer.era, answer.out);
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
-    let told = UntilAnswered {
+    let mut told = UntilAnswered {
         watch: answer.watch.as_deref(),
         lease,
         era,
         stream: None,
     };
     let written = out.len();
-    let mut call = match check(lease, params, era, context.headers.params).await {
-        Ok(call) => call,
+    let (handled, outcome) = match check(lease, params, era, context.headers.params).await {
         Err(error) => {
             // Only a header that does not mirror its argument is refused
             // as malformed (400); every other refusal is a method error.
@@ -70,34 +69,32 @@ pub(super) async fn tools_call(
                 _ => ReplyClass::Answer,
             };
             let handled = write_error(out, Some(&answer.id), &error, class);
-            told.tell(handled.outcome(), (out.len() - written) as u64);
-            return handled;
+            let outcome = handled.outcome();
+            (handled, outcome)
+        }
+        // Checked here too, so a revoked bearer is a 401 before any stream starts.
+        Ok(_) if !lease.is_live() => (Handled::Revoked, Outcome::Rejected { status: 401 }),
+        Ok(mut call) => {
+            if let McpSessionHeader::Known(mcp_session) = context.session {
+                call.session_client = mcp_session.client_info().map(Cow::Borrowed);
+            }
+            let log_threshold = lease.session.log_level().and_then(|level| match era {
+                Era::Legacy(_) => Some(level.get()),
+                Era::Modern(_) => call.log_level,
+            });
+            if context.may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
+                let events = CallEvents::new(call.progress_token.clone(), log_threshold);
+                // The stream's future tells it from here.
+                told.hand_over();
+                let (id, watch) = (answer.id, answer.watch);
+                let stream = streamed(lease.clone(), id, call.into_owned(), era, events, watch);
+                return Handled::Stream(Box::new(stream));
+            }
+            run(lease, (&answer.id, era), &call, None, out).await
         }
     };
-    if let McpSessionHeader::Known(mcp_session) = context.session {
-        call.session_client = mcp_session.client_info().map(Cow::Borrowed);
-    }
-    // Checked here too, so a revoked bearer is a 401 before any stream starts.
-    if !lease.is_live() {
-        told.tell(Outcome::Rejected { status: 401 }, 0);
-        return Handled::Revoked;
-    }
-    let log_threshold = lease.session.log_level().and_then(|level| match era {
-        Era::Legacy(_) => Some(level.get()),
-        Era::Modern(_) => call.log_level,
-    });
-    if context.may_stream && (call.progress_token.is_some() || log_threshold.is_some()) {
-        let events = CallEvents::new(call.progress_token.clone(), log_threshold);
-        // The stream's future tells it from here.
-        told.hand_over();
-        let (id, watch) = (answer.id, answer.watch);
-        let stream = streamed(lease.clone(), id, call.into_owned(), era, events, watch);
-        Handled::Stream(Box::new(stream))
-    } else {
-        let (handled, outcome) = run(lease, (&answer.id, era), &call, None, out).await;
-        told.tell(outcome, (out.len() - written) as u64);
-        handled
-    }
+    told.tell(outcome, (out.len() - written) as u64);
+    handled
 }
 
 /// The call as a stream's future: it runs when the response body is first
@@ -114,7 +111,7 @@ fn streamed(
 ) -> StreamedCall {
     let call_events = Arc::clone(&events);
     let run = async move {
-        let told = UntilAnswered {
+        let mut told = UntilAnswered {
             watch: watch.as_deref(),
             lease: &lease,
             era,
@@ -209,13 +206,9 @@ async fn check<'a>(
         }
     };
     if !visible {
-        return Err(unknown_tool(&call.name));
+        return Err(invalid_params(format!("Unknown tool: {}", call.name)));
     }
     Ok(call)
-}
-
-fn unknown_tool(name: &str) -> ErrorObject {
-    invalid_params(format!("Unknown tool: {name}"))
 }
 
 /// A `-32602`: the call's params are not what `tools/call` takes, or name
@@ -301,7 +294,7 @@ async fn run(
     match invocation {
         // The tool ran, but the bearer died before its held result could
         // be sent.
-        Ok(_) | Err(Ended::Failed(..)) if withheld => (Handled::Revoked, Outcome::Withheld),
+        Ok(_) | Err((_, Some(_))) if withheld => (Handled::Revoked, Outcome::Withheld),
         Ok(outcome) => {
             let told = if outcome.is_refused() {
                 Outcome::Refused
@@ -314,11 +307,9 @@ async fn run(
             });
             (handled, told)
         }
-        Err(Ended::Failed(error, told)) => {
-            (write_error(out, Some(id), &error, ReplyClass::Answer), told)
-        }
-        Err(Ended::Cancelled) => (Handled::Silent, Outcome::Cancelled),
-        Err(Ended::Revoked) => (Handled::Revoked, Outcome::Rejected { status: 401 }),
+        Err((told, Some(error))) => (write_error(out, Some(id), &error, ReplyClass::Answer), told),
+        Err((told @ Outcome::Cancelled, None)) => (Handled::Silent, told),
+        Err((told, None)) => (Handled::Revoked, told),
     }
 }
 
@@ -343,15 +334,12 @@ fn keep_output_schema_promise(
     outcome
 }
 
-/// How invoking the surface came to no outcome to answer with.
-enum Ended {
-    /// A failed outcome, a panic or the time limit: the JSON-RPC error,
-    /// and which of the three the observer is told.
-    Failed(ErrorObject, Outcome),
-    Cancelled,
-    /// The bearer died before the surface was invoked.
-    Revoked,
-}
+/// How invoking the surface came to no outcome to answer with, as the
+/// observer is told it: a failed outcome, a panic or the time limit
+/// (`Failed`, `Panicked`, `TimedOut`), with the JSON-RPC error to answer;
+/// `Cancelled`; or `Rejected` (401), with no error, when the bearer died
+/// before the surface was invoked.
+type Ended = (Outcome, Option<ErrorObject>);
 
 /// Registers the call as in flight, re-checks the bearer, and invokes the
 /// surface under the call's cancellation signal and time limit: a success
@@ -372,16 +360,18 @@ async fn invoke(
     // entry gate: either it sees a revocation, or the guard's drop waits
     // until this call's first poll is over (see `state/entry.rs`).
     let Some(entry) = session.enter(|| lease.is_live()) else {
-        return Err(Ended::Revoked);
+        return Err((Outcome::Rejected { status: 401 }, None));
     };
-    // What the tool is told of its request (`ToolCall::request`).
-    let request = RequestParts::new(
+    // With what the tool is told of its request (`ToolCall::request`).
+    let context = ToolCall::new(
+        &call.name,
+        &call.arguments,
+        events,
+        &signal,
         session.id(),
         call.meta.as_ref().and_then(Value::as_object),
         call.session_client.as_deref().map(|info| &**info),
-        events.is_some() && call.progress_token.is_some(),
     );
-    let context = ToolCall::new(&call.name, &call.arguments, events, &signal, request);
     let name = &call.name;
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.
@@ -400,8 +390,7 @@ async fn invoke(
         }
         Some(message) => {
             let error = tool_error(name, format_args!("failed: {message}"));
-            let told = Outcome::Failed { code: error.code };
-            Err(Ended::Failed(error, told))
+            Err((Outcome::Failed { code: error.code }, Some(error)))
         }
     };
     registration.finish();
@@ -426,11 +415,10 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
     };
     match ended {
         Some(First::Left(Ok(outcome))) => Ok(outcome),
-        Some(First::Left(Err(Panicked))) => Err(Ended::Failed(
-            tool_error(name, "panicked"),
-            Outcome::Panicked,
-        )),
-        Some(First::Right(())) => Err(Ended::Cancelled),
+        Some(First::Left(Err(Panicked))) => {
+            Err((Outcome::Panicked, Some(tool_error(name, "panicked"))))
+        }
+        Some(First::Right(())) => Err((Outcome::Cancelled, None)),
         None => {
             let limit = limit.unwrap_or_default();
             let error = tool_error(
@@ -438,7 +426,7 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
                 format_args!("exceeded the call time limit of {limit:?}"),
             )
             .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}));
-            Err(Ended::Failed(error, Outcome::TimedOut))
+            Err((Outcome::TimedOut, Some(error)))
         }
     }
 }

@@ -1,5 +1,6 @@
-//! What the host's observer is told of each request the dispatcher answers
-//! (see `observer.rs`, public as `observe`). A [`Watch`] exists only when
+//! What the host's observer is told of each readable request the dispatcher
+//! answers (see `observer.rs`, public as `observe`; a body it could not read
+//! is told by `context.rs`). A [`Watch`] exists only when
 //! the host has an observer (`RequestContext::since` is then set), so a
 //! host without one reads no clock and copies nothing for it. A leaf of
 //! `mcp/`: it builds on no other file of the folder.
@@ -182,19 +183,14 @@ pub(super) struct UntilAnswered<'a> {
 }
 
 impl UntilAnswered<'_> {
-    /// Tells the watch the call came to `outcome`, answered with
-    /// `response_bytes`.
-    pub(super) fn tell(mut self, outcome: Outcome, response_bytes: u64) {
-        self.tell_once(outcome, response_bytes);
-    }
-
     /// Lets go of the watch untold: the call is told elsewhere.
     pub(super) fn hand_over(mut self) {
         self.watch = None;
     }
 
-    /// Tells the watch, if it is still held, and lets go of it.
-    fn tell_once(&mut self, outcome: Outcome, response_bytes: u64) {
+    /// Tells the watch, if it is still held, that the call came to
+    /// `outcome`, answered with `response_bytes`, and lets go of it.
+    pub(super) fn tell(&mut self, outcome: Outcome, response_bytes: u64) {
         if let Some(watch) = self.watch.take() {
             let era = Some(self.era);
             watch.tell(self.lease, "tools/call", era, outcome, response_bytes);
@@ -207,29 +203,7 @@ impl Drop for UntilAnswered<'_> {
         // Read only when there is a watch to tell: most drops have none.
         if self.watch.is_some() {
             let sent = self.stream.map_or(0, CallEvents::sent);
-            self.tell_once(Outcome::Disconnected, sent);
+            self.tell(Outcome::Disconnected, sent);
         }
-    }
-}
-
-/// Tells the host's observer of a body, or a message in it, that was not a
-/// readable request: no method, an error of this code, answered with
-/// `response_bytes`.
-#[cold]
-#[inline(never)]
-pub(super) fn tell_unreadable(
-    lease: &Lease,
-    (since, request_bytes): (Instant, usize),
-    code: i32,
-    response_bytes: usize,
-) {
-    if let Some(observer) = &lease.shared.config.observer {
-        let session = Some(lease.session.id());
-        let outcome = Outcome::Failed { code };
-        observer.tell(&Observation {
-            request_bytes: request_bytes as u64,
-            response_bytes: response_bytes as u64,
-            ..Observation::bare(session, since.elapsed(), outcome)
-        });
     }
 }

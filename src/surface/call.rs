@@ -8,13 +8,16 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::call_request::{CallRequest, RequestParts};
+use super::call_request::CallRequest;
 use super::reporter::{self, Reporter};
+use crate::observer::{ClientInfo, SessionId};
+use crate::protocol::META_CLIENT_INFO;
 use crate::surface::call_events::CallEvents;
 use crate::surface::log_level::LogLevel;
+use crate::trace_context::TraceContext;
 use crate::util::wait_for;
 
 /// One tool call, as a surface that wants more than name and arguments sees
@@ -59,24 +62,38 @@ pub struct ToolCall<'a> {
     /// kind of event may send).
     events: Option<&'a Arc<CallEvents>>,
     cancel: &'a CancelSignal,
-    request: RequestParts<'a>,
+    // What `request` reads, kept as the request left it: nothing is
+    // parsed until a tool asks, so a call whose tool never does pays for
+    // none of it.
+    /// The session whose bearer the call presented.
+    session: SessionId,
+    /// `params._meta`, when an object.
+    meta: Option<&'a Map<String, Value>>,
+    /// The `clientInfo` its MCP session's `initialize` gave (before
+    /// 2026-07-28, where the client names itself in `meta` instead).
+    session_client: Option<&'a Value>,
 }
 
 impl<'a> ToolCall<'a> {
-    /// The call `tools_call.rs` hands the surface.
+    /// The call `tools_call.rs` hands the surface, with what it knows of
+    /// the request: its session, `_meta` and MCP session's client.
     pub(crate) fn new(
         name: &'a str,
         arguments: &'a Value,
         events: Option<&'a Arc<CallEvents>>,
         cancel: &'a CancelSignal,
-        request: RequestParts<'a>,
+        session: SessionId,
+        meta: Option<&'a Map<String, Value>>,
+        session_client: Option<&'a Value>,
     ) -> Self {
         Self {
             name,
             arguments,
             events,
             cancel,
-            request,
+            session,
+            meta,
+            session_client,
         }
     }
 
@@ -93,7 +110,17 @@ impl<'a> ToolCall<'a> {
     /// What the agent sent with the call (its `_meta`, trace context and
     /// client) and the session it came through; see [`CallRequest`].
     pub fn request(&self) -> CallRequest<'a> {
-        self.request.read()
+        let client = self.meta.and_then(|meta| meta.get(META_CLIENT_INFO));
+        CallRequest {
+            session: self.session,
+            meta: self.meta,
+            trace: self.meta.map(TraceContext::from_meta).unwrap_or_default(),
+            client: client
+                .or(self.session_client)
+                .and_then(ClientInfo::from_value),
+            // The stream's events carry the request's progress token.
+            progress_reaches_client: self.events.is_some_and(|e| e.progress_token.is_some()),
+        }
     }
 
     /// Reports progress; see [`Reporter`] for when it reaches the client.

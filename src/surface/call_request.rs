@@ -6,7 +6,6 @@
 use serde_json::{Map, Value};
 
 use crate::observer::{ClientInfo, SessionId};
-use crate::protocol::META_CLIENT_INFO;
 use crate::trace_context::TraceContext;
 
 /// What a call's request carried besides its name and arguments, and the
@@ -57,49 +56,4 @@ pub struct CallRequest<'a> {
     /// that runs long and cannot report progress runs against the
     /// client's own deadline (README, "Long calls").
     pub progress_reaches_client: bool,
-}
-
-/// What [`CallRequest`] is read from, as the request left it: nothing is
-/// parsed until a tool asks (`ToolCall::request`), so a call whose tool
-/// never does pays for none of it.
-#[derive(Clone, Copy)]
-pub(crate) struct RequestParts<'a> {
-    session: SessionId,
-    /// `params._meta`, when an object.
-    meta: Option<&'a Map<String, Value>>,
-    /// The `clientInfo` its MCP session's `initialize` gave (before
-    /// 2026-07-28, where the client names itself in `meta` instead).
-    session_client: Option<&'a Value>,
-    progress_reaches_client: bool,
-}
-
-impl<'a> RequestParts<'a> {
-    /// What `tools_call.rs` knows of the request when it calls the tool.
-    pub(crate) fn new(
-        session: SessionId,
-        meta: Option<&'a Map<String, Value>>,
-        session_client: Option<&'a Value>,
-        progress_reaches_client: bool,
-    ) -> Self {
-        Self {
-            session,
-            meta,
-            session_client,
-            progress_reaches_client,
-        }
-    }
-
-    /// The request, read.
-    pub(crate) fn read(self) -> CallRequest<'a> {
-        let client = self.meta.and_then(|meta| meta.get(META_CLIENT_INFO));
-        CallRequest {
-            session: self.session,
-            meta: self.meta,
-            trace: self.meta.map(TraceContext::from_meta).unwrap_or_default(),
-            client: client
-                .or(self.session_client)
-                .and_then(ClientInfo::from_value),
-            progress_reaches_client: self.progress_reaches_client,
-        }
-    }
 }

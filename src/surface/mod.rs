@@ -22,7 +22,6 @@ mod tool_surface;
 
 pub use call::{CancelSignal, ToolCall};
 pub use call_request::CallRequest;
-pub(crate) use call_request::RequestParts;
 pub use log_level::LogLevel;
 pub use reporter::Reporter;
 pub use static_surface::{StaticSurface, ToolExecutor};
