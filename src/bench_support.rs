@@ -94,13 +94,8 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (client, server) = tokio::io::duplex(64 * 1024);
-    let connection = crate::http::connection_builder(&host.shared().config).serve_connection(
-        crate::http::guarded_io(server, &host.shared().config),
-        crate::http::connection_service(
-            std::sync::Arc::clone(host.shared()),
-            crate::conn::Connection::detached(),
-        ),
-    );
+    let detached = crate::conn::Connection::detached();
+    let connection = crate::http::serve_connection(host.shared(), server, detached);
     let serving = tokio::spawn(connection);
     let (mut reader, mut writer) = tokio::io::split(client);
     // Written from its own task, so a host that stops reading (a rejected

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::server::conn::http1;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -15,7 +16,7 @@ use crate::config::ToolHostConfig;
 use crate::conn::Admission;
 use crate::conn::Drain;
 use crate::error::Error;
-use crate::http::{connection_builder, connection_service, guarded_io};
+use crate::http::serve_connection;
 use crate::session::ToolSession;
 use crate::state::Shared;
 use crate::surface::ToolSurface;
@@ -334,15 +335,13 @@ impl AcceptLoop {
         // Tool calls are small request/response exchanges: send each
         // response as soon as it is written.
         let _ = stream.set_nodelay(true);
-        let connection = connection_builder(&self.shared.config).serve_connection(
-            guarded_io(stream, &self.shared.config),
-            connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
-        );
+        let connection = serve_connection(&self.shared, stream, Arc::clone(admitted.connection()));
         // Boxed (once per connection, not per request): tokio's task
         // harness, several functions each dropping the task's future, then
         // holds a pointer, so hyper's connection and the request's state
         // machine inside it are compiled, with their drop glue, once.
-        let connection: BoxFuture<'static, _> = Box::pin(drain.watch(connection));
+        let connection: BoxFuture<'static, _> =
+            Box::pin(drain.watch(connection, http1::Connection::graceful_shutdown));
         // The connection runs in a task of its own, and a second task waits
         // for its end or for a reason to stop it (all connections closed,
         // this one shed, or timed out waiting for a head). Racing the two

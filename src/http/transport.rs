@@ -46,9 +46,9 @@ use hyper::server::conn::http1;
 use hyper::service::{service_fn, Service};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::auth::Bearer;
-use crate::config::ToolHostConfig;
 use crate::conn::{Connection, WriteStallGuard};
 use crate::http::notification_stream::NotificationStream;
 use crate::http::rejection::Rejection;
@@ -69,36 +69,34 @@ pub(crate) const ENDPOINT: &str = "/mcp";
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
-/// The HTTP/1.1 settings every connection is served with. hyper gets no
-/// timer, so it keeps none: the header read timeout is the connection
-/// supervisor's (`conn/idle_deadline.rs`), off the request path.
-/// `max_header_size` counts the head's bytes exactly, as they arrive (one
-/// write or many); `max_buf_size` alone only bounds the read buffer, which a
-/// head arriving in one large write can overrun.
-pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
-    let mut builder = http1::Builder::new();
-    builder
+/// `socket` served as every connection is. Its writes fail when they stall
+/// past `write_stall_timeout` (see `conn/write_stall.rs`), and it runs the
+/// transport with the connection's admission state, under these HTTP/1.1
+/// settings: hyper gets no timer, so it keeps none (the header read timeout
+/// is the connection supervisor's, `conn/idle_deadline.rs`, off the request
+/// path); `max_header_size` counts the head's bytes exactly, as they arrive
+/// (one write or many), while `max_buf_size` alone only bounds the read
+/// buffer, which a head arriving in one large write can overrun.
+pub(crate) fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    shared: &Arc<Shared>,
+    socket: S,
+    connection: Arc<Connection>,
+) -> http1::Connection<
+    TokioIo<WriteStallGuard<S>>,
+    impl Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible, Future: Send>,
+> {
+    let config = &shared.config;
+    let io = TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout));
+    let shared = Arc::clone(shared);
+    http1::Builder::new()
         .header_read_timeout(None)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes)
-        .keep_alive(true);
-    builder
-}
-
-/// A socket as every connection is served: writes that stall past
-/// `write_stall_timeout` fail (see `conn/write_stall.rs`).
-pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<WriteStallGuard<S>> {
-    TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout))
-}
-
-/// The service every connection runs: the transport, with the connection's
-/// admission state.
-pub(crate) fn connection_service(
-    shared: Arc<Shared>,
-    connection: Arc<Connection>,
-) -> impl Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible, Future: Send>
-{
-    service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
+        .keep_alive(true)
+        .serve_connection(
+            io,
+            service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request)),
+        )
 }
 
 /// Serves one HTTP request on `connection`. Never fails: every failure is a
