@@ -21,10 +21,8 @@ pub fn validate(host: &ToolHost, authorization: &[u8]) -> bool {
 /// 202, or when the bearer is not live.
 pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec<u8> {
     let shared = host.shared();
-    let Some(bearer) = Bearer::parse_header(authorization) else {
-        return Vec::new();
-    };
-    let Some(lease) = Lease::acquire(shared, &bearer) else {
+    let bearer = Bearer::parse_header(authorization);
+    let Some(lease) = bearer.and_then(|bearer| Lease::acquire(shared, &bearer)) else {
         return Vec::new();
     };
     let absent = crate::state::McpSessionHeader::Absent;
@@ -126,14 +124,10 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
 pub fn render_outcome(outcome: &crate::tool::ToolOutcome, version: &str) -> Option<Vec<u8>> {
     use crate::protocol::era::{LEGACY_VERSIONS, MODERN_VERSIONS};
     use crate::protocol::Era;
-    let era = match (
-        LEGACY_VERSIONS.iter().find(|v| **v == version),
-        MODERN_VERSIONS.iter().find(|v| **v == version),
-    ) {
-        (Some(legacy), _) => Era::Legacy(legacy),
-        (None, Some(modern)) => Era::Modern(modern),
-        (None, None) => return None,
-    };
+    let find = |versions: &[&'static str]| versions.iter().copied().find(|v| *v == version);
+    let era = find(&LEGACY_VERSIONS)
+        .map(Era::Legacy)
+        .or_else(|| find(&MODERN_VERSIONS).map(Era::Modern))?;
     let mut out = Vec::new();
     crate::jsonrpc::write_result(&mut out, &serde_json::Value::from(1), |result| {
         outcome.write_members(result, era);

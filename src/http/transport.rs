@@ -53,7 +53,7 @@ use crate::conn::{Connection, WriteStallGuard};
 use crate::http::notification_stream::NotificationStream;
 use crate::http::rejection::Rejection;
 use crate::http::request_body;
-use crate::http::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
+use crate::http::request_headers::{self, is_json_media_type, RequestHeaders};
 use crate::http::response_body::{json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
@@ -202,16 +202,8 @@ async fn serve_checked(
         Some(Some(known)) => McpSessionHeader::Known(known),
         Some(None) => McpSessionHeader::Unknown,
     };
-    if parts.method == Method::GET {
-        return open_legacy_stream(shared, &lease, headers.accepts, mcp_session_header);
-    }
-    if parts.method == Method::DELETE {
-        return end_mcp_session(&lease, mcp_session_header, headers.protocol_version);
-    }
     if parts.method != Method::POST {
-        return Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_changes().offered(),
-        });
+        return not_post(shared, &lease, &parts.method, &headers, mcp_session_header);
     }
     check_content_headers(&headers)?;
     let body = read_body(shared, body).await?;
@@ -262,28 +254,44 @@ fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejec
     }
 }
 
-/// Step 4 for `GET` (legacy era): with `text/event-stream` accepted, a
-/// stream of the session's list changes, for the MCP session its id names
-/// (or for the clients that sent none); else, or when the session has
-/// nothing to stream, 405 as for any other method.
-fn open_legacy_stream(
+/// Step 4 for a method other than `POST`. `GET` (legacy era) with
+/// `text/event-stream` accepted opens a stream of the session's list
+/// changes, for the MCP session its id names (or for the clients that sent
+/// none). `DELETE` with an id, outside the 2026-07-28 era (which has no
+/// sessions), ends the MCP session it names, and that session's streams.
+/// Any other method or case, or a session with nothing to stream, is 405.
+fn not_post(
     shared: &Shared,
     lease: &Lease,
-    accepts: Accepts,
+    method: &Method,
+    headers: &RequestHeaders<'_>,
     session: McpSessionHeader<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    let get = lease.session.list_changes().offered();
-    if !accepts.event_stream {
-        return Err(Rejection::MethodNotAllowed { get });
+    let not_allowed = Rejection::MethodNotAllowed {
+        get: lease.session.list_changes().offered(),
+    };
+    let modern = headers
+        .protocol_version
+        .value()
+        .is_some_and(era::is_modern_version);
+    let delete = *method == Method::DELETE && !modern;
+    if !delete && (*method != Method::GET || !headers.accepts.event_stream) {
+        return Err(not_allowed);
     }
     let audience = match session {
+        McpSessionHeader::Unknown => return Err(Rejection::UnknownSession),
+        McpSessionHeader::Absent if delete => return Err(not_allowed),
+        McpSessionHeader::Known(known) if delete => {
+            // Ended by a concurrent DELETE meanwhile: ended all the same.
+            lease.session.end_mcp_session(known);
+            return Ok(empty(StatusCode::OK));
+        }
         McpSessionHeader::Absent => lease.session.list_changes().stateless(),
         McpSessionHeader::Known(known) => known.audience(),
-        McpSessionHeader::Unknown => return Err(Rejection::UnknownSession),
     };
     match mcp::legacy_stream(lease, Arc::clone(audience)) {
         Ok(subscription) => Ok(notification_stream(shared, subscription)),
-        Err(StreamRefused::NotOffered) => Err(Rejection::MethodNotAllowed { get }),
+        Err(StreamRefused::NotOffered) => Err(not_allowed),
         Err(StreamRefused::TooMany) => Err(Rejection::TooManyStreams(
             shared.config.max_streams_per_session,
         )),
@@ -291,34 +299,8 @@ fn open_legacy_stream(
     }
 }
 
-/// Step 4 for `DELETE`: ends the MCP session its id names, and that
-/// session's streams. Without an id, or in the 2026-07-28 era (which has no
-/// sessions), it is 405 as for any other method.
-fn end_mcp_session(
-    lease: &Lease,
-    session: McpSessionHeader<'_>,
-    protocol_version: Header<'_>,
-) -> Result<Response<ResponseBody>, Rejection> {
-    let modern = protocol_version.value().is_some_and(era::is_modern_version);
-    match session {
-        McpSessionHeader::Known(known) if !modern => {
-            // Ended by a concurrent DELETE meanwhile: ended all the same.
-            lease.session.end_mcp_session(known);
-            Ok(empty(StatusCode::OK))
-        }
-        McpSessionHeader::Unknown if !modern => Err(Rejection::UnknownSession),
-        _ => Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_changes().offered(),
-        }),
-    }
-}
-
 fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<ResponseBody> {
-    let stream = NotificationStream::new(
-        subscription,
-        Arc::clone(&shared.streams_end),
-        shared.config.sse_keep_alive,
-    );
+    let stream = NotificationStream::new(subscription, shared);
     event_stream(ResponseBody::Notifications(Box::new(stream), None))
 }
 
