@@ -4,6 +4,7 @@
 
 use crate::auth::Bearer;
 use crate::host::ToolHost;
+use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
 use crate::mcp::{self, Reply, RequestContext};
 use crate::protocol::EnvelopeHeaders;
 use crate::state::Lease;
@@ -36,7 +37,6 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
 /// Reads a POST body as the dispatcher does (`jsonrpc::parse`), and says
 /// whether it is one JSON-RPC request.
 pub fn read_request(body: &[u8]) -> bool {
-    use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
     matches!(
         parse(body, &mut RawMembers::default()),
         Parsed::Single(Message::Request(_))
@@ -48,7 +48,6 @@ pub fn read_request(body: &[u8]) -> bool {
 /// `Value`): what the surface would be given. `None` when the body is not
 /// a request with `params.arguments`.
 pub fn call_arguments(body: &[u8]) -> Option<serde_json::Value> {
-    use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
     let mut members = RawMembers::default();
     match parse(body, &mut members) {
         Parsed::Single(Message::Request(request)) => request.params?.take("arguments"),

@@ -54,7 +54,7 @@ use crate::http::notification_stream::NotificationStream;
 use crate::http::rejection::Rejection;
 use crate::http::request_body;
 use crate::http::request_headers::{self, is_json_media_type, RequestHeaders};
-use crate::http::response_body::{json, ResponseBody};
+use crate::http::response_body::{complete, json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
@@ -270,11 +270,8 @@ fn not_post(
     let not_allowed = Rejection::MethodNotAllowed {
         get: lease.session.list_changes().offered(),
     };
-    let modern = headers
-        .protocol_version
-        .value()
-        .is_some_and(era::is_modern_version);
-    let delete = *method == Method::DELETE && !modern;
+    let version = headers.protocol_version.value();
+    let delete = *method == Method::DELETE && !version.is_some_and(era::is_modern_version);
     if !delete && (*method != Method::GET || !headers.accepts.event_stream) {
         return Err(not_allowed);
     }
@@ -284,7 +281,7 @@ fn not_post(
         McpSessionHeader::Known(known) if delete => {
             // Ended by a concurrent DELETE meanwhile: ended all the same.
             lease.session.end_mcp_session(known);
-            return Ok(empty(StatusCode::OK));
+            return Ok(complete(StatusCode::OK, Vec::new()));
         }
         McpSessionHeader::Absent => lease.session.list_changes().stateless(),
         McpSessionHeader::Known(known) => known.audience(),
@@ -370,7 +367,7 @@ async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> 
 fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseBody>, Rejection> {
     let status = match class {
         ReplyClass::Answer => StatusCode::OK,
-        ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
+        ReplyClass::Accepted => return Ok(complete(StatusCode::ACCEPTED, Vec::new())),
         ReplyClass::Malformed => StatusCode::BAD_REQUEST,
         ReplyClass::NotFound => StatusCode::NOT_FOUND,
         ReplyClass::Revoked => return Err(Rejection::Unauthorized),
@@ -391,12 +388,6 @@ fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Tell buffering proxies (nginx) to pass each event on at once.
     headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
-    response
-}
-
-fn empty(status: StatusCode) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::full(Vec::new()));
-    *response.status_mut() = status;
     response
 }
 
