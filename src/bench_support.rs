@@ -4,6 +4,7 @@
 
 use crate::auth::Bearer;
 use crate::host::ToolHost;
+use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
 use crate::mcp::{self, Reply, RequestContext};
 use crate::protocol::EnvelopeHeaders;
 use crate::state::Lease;
@@ -21,10 +22,8 @@ pub fn validate(host: &ToolHost, authorization: &[u8]) -> bool {
 /// 202, or when the bearer is not live.
 pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec<u8> {
     let shared = host.shared();
-    let Some(bearer) = Bearer::parse_header(authorization) else {
-        return Vec::new();
-    };
-    let Some(lease) = Lease::acquire(shared, &bearer) else {
+    let bearer = Bearer::parse_header(authorization);
+    let Some(lease) = bearer.and_then(|bearer| Lease::acquire(shared, &bearer)) else {
         return Vec::new();
     };
     let absent = crate::state::McpSessionHeader::Absent;
@@ -38,7 +37,6 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
 /// Reads a POST body as the dispatcher does (`jsonrpc::parse`), and says
 /// whether it is one JSON-RPC request.
 pub fn read_request(body: &[u8]) -> bool {
-    use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
     matches!(
         parse(body, &mut RawMembers::default()),
         Parsed::Single(Message::Request(_))
@@ -50,7 +48,6 @@ pub fn read_request(body: &[u8]) -> bool {
 /// `Value`): what the surface would be given. `None` when the body is not
 /// a request with `params.arguments`.
 pub fn call_arguments(body: &[u8]) -> Option<serde_json::Value> {
-    use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
     let mut members = RawMembers::default();
     match parse(body, &mut members) {
         Parsed::Single(Message::Request(request)) => request.params?.take("arguments"),
@@ -94,13 +91,8 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (client, server) = tokio::io::duplex(64 * 1024);
-    let connection = crate::http::connection_builder(&host.shared().config).serve_connection(
-        crate::http::guarded_io(server, &host.shared().config),
-        crate::http::connection_service(
-            std::sync::Arc::clone(host.shared()),
-            crate::conn::Connection::detached(),
-        ),
-    );
+    let detached = crate::conn::Connection::detached();
+    let connection = crate::http::serve_connection(host.shared(), server, detached);
     let serving = tokio::spawn(connection);
     let (mut reader, mut writer) = tokio::io::split(client);
     // Written from its own task, so a host that stops reading (a rejected
@@ -131,14 +123,10 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
 pub fn render_outcome(outcome: &crate::tool::ToolOutcome, version: &str) -> Option<Vec<u8>> {
     use crate::protocol::era::{LEGACY_VERSIONS, MODERN_VERSIONS};
     use crate::protocol::Era;
-    let era = match (
-        LEGACY_VERSIONS.iter().find(|v| **v == version),
-        MODERN_VERSIONS.iter().find(|v| **v == version),
-    ) {
-        (Some(legacy), _) => Era::Legacy(legacy),
-        (None, Some(modern)) => Era::Modern(modern),
-        (None, None) => return None,
-    };
+    let find = |versions: &[&'static str]| versions.iter().copied().find(|v| *v == version);
+    let era = find(&LEGACY_VERSIONS)
+        .map(Era::Legacy)
+        .or_else(|| find(&MODERN_VERSIONS).map(Era::Modern))?;
     let mut out = Vec::new();
     crate::jsonrpc::write_result(&mut out, &serde_json::Value::from(1), |result| {
         outcome.write_members(result, era);

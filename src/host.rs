@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::server::conn::http1;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -15,7 +16,7 @@ use crate::config::ToolHostConfig;
 use crate::conn::Admission;
 use crate::conn::Drain;
 use crate::error::Error;
-use crate::http::{connection_builder, connection_service, guarded_io};
+use crate::http::serve_connection;
 use crate::session::ToolSession;
 use crate::state::Shared;
 use crate::surface::ToolSurface;
@@ -135,15 +136,10 @@ impl ToolHost {
         let shared = Arc::new(Shared::new(config, local_addr));
         let (stop_tx, stop_rx) = watch::channel(Stop::Running);
         let (stopped_tx, stopped_rx) = watch::channel(None);
-        let accept = AcceptLoop {
-            listener,
-            shared: Arc::clone(&shared),
-            stop: stop_rx,
-            stopped: stopped_tx,
-        };
+        let accept = accept_loop(listener, Arc::clone(&shared), stop_rx, stopped_tx);
         // Boxed, as each connection's task is (see `serve` below): the
         // harness's functions then share one copy of the loop's drop glue.
-        let run: BoxFuture<'static, ()> = Box::pin(accept.run());
+        let run: BoxFuture<'static, ()> = Box::pin(accept);
         runtime.spawn(run);
         Ok(Self {
             inner: Arc::new(HostHandle {
@@ -223,11 +219,8 @@ impl ToolHost {
         self.inner.request_stop(Stop::Drain(Instant::now() + grace));
         self.wait_stopped().await;
         // The loop gone without a word stopped at once: nothing to drain.
-        if self.inner.stopped.borrow().unwrap_or(true) {
-            Ok(())
-        } else {
-            Err(Error::shutdown_forced())
-        }
+        let drained = self.inner.stopped.borrow().unwrap_or(true);
+        drained.then_some(()).ok_or_else(Error::shutdown_forced)
     }
 
     /// The state every request shares (for `bench_support`).
@@ -253,128 +246,115 @@ impl fmt::Debug for ToolHost {
     }
 }
 
-/// The accept loop task and what it owns.
-struct AcceptLoop {
+/// The accept loop task: accepts until `stop` changes, then stops as it
+/// asks, and sends `stopped` whether the drain, if any, finished in time.
+async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
-    stop: watch::Receiver<Stop>,
+    mut stop: watch::Receiver<Stop>,
     stopped: watch::Sender<Option<bool>>,
+) {
+    // Every connection holds a slot (see `conn/admission.rs`); when every
+    // connection task has ended, so has the host.
+    let admission = Arc::new(Admission::new(shared.config.max_connections));
+    let drain = Drain::default();
+    // Raised to close every connection at once (Stop::Now, or a drain
+    // past its deadline).
+    let (close_tx, close_rx) = watch::channel(false);
+    let mut backoff = Duration::from_millis(5);
+    let local_addr = listener.local_addr().ok();
+    loop {
+        match race(pin!(listener.accept()), pin!(stop.changed())).await {
+            First::Left(Ok((stream, peer))) => {
+                backoff = Duration::from_millis(5);
+                let addresses = local_addr.map(|local| (local, peer));
+                serve(&shared, stream, addresses, &admission, &drain, &close_rx);
+            }
+            First::Left(Err(_)) => {
+                // Out of file descriptors, or a connection reset before
+                // accept: wait a little, longer each time, and go on.
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            First::Right(_) => break,
+        }
+    }
+    drop(listener);
+    // Notification streams never finish on their own: end them now, so
+    // a drain does not wait on them (a subscription is answered, which
+    // is its graceful end).
+    shared.streams_end.raise();
+    let stop = *stop.borrow();
+    let drained = match stop {
+        Stop::Drain(deadline) => tokio::time::timeout_at(deadline, drain.drain())
+            .await
+            .is_ok(),
+        Stop::Now | Stop::Running => {
+            drop(drain);
+            true
+        }
+    };
+    let _ = close_tx.send(true);
+    admission.all_ended().await;
+    let _ = stopped.send(Some(drained));
 }
 
-impl AcceptLoop {
-    async fn run(mut self) {
-        // Every connection holds a slot (see `conn/admission.rs`); when every
-        // connection task has ended, so has the host.
-        let admission = Arc::new(Admission::new(self.shared.config.max_connections));
-        let drain = Drain::default();
-        // Raised to close every connection at once (Stop::Now, or a drain
-        // past its deadline).
-        let (close_tx, close_rx) = watch::channel(false);
-        let mut backoff = Duration::from_millis(5);
-        let local_addr = self.listener.local_addr().ok();
-        loop {
-            let accepted = {
-                let accept = pin!(self.listener.accept());
-                let stop = pin!(self.stop.changed());
-                match race(accept, stop).await {
-                    First::Left(accepted) => accepted,
-                    First::Right(_) => break,
-                }
-            };
-            match accepted {
-                Ok((stream, peer)) => {
-                    backoff = Duration::from_millis(5);
-                    let addresses = local_addr.map(|local| (local, peer));
-                    self.serve(stream, addresses, &admission, &drain, close_rx.clone());
-                }
-                Err(_) => {
-                    // Out of file descriptors, or a connection reset before
-                    // accept: wait a little, longer each time, and go on.
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
-                }
-            }
+/// Admits one accepted connection and spawns its task, which ends when
+/// the connection does, when every connection is closed at once
+/// (`close`), when admission sheds it, or when it goes
+/// `header_read_timeout` without a request in service
+/// (`conn/idle_deadline.rs`).
+fn serve(
+    shared: &Arc<Shared>,
+    stream: TcpStream,
+    addresses: Option<(SocketAddr, SocketAddr)>,
+    admission: &Arc<Admission>,
+    drain: &Drain,
+    close: &watch::Receiver<bool>,
+) {
+    let Some(admitted) = admission.admit(addresses) else {
+        return; // every slot is authenticated: refuse (drop the stream)
+    };
+    // Tool calls are small request/response exchanges: send each
+    // response as soon as it is written.
+    let _ = stream.set_nodelay(true);
+    let connection = serve_connection(shared, stream, Arc::clone(admitted.connection()));
+    // Boxed (once per connection, not per request): tokio's task
+    // harness, several functions each dropping the task's future, then
+    // holds a pointer, so hyper's connection and the request's state
+    // machine inside it are compiled, with their drop glue, once.
+    let connection: BoxFuture<'static, _> =
+        Box::pin(drain.watch(connection, http1::Connection::graceful_shutdown));
+    // The connection runs in a task of its own, and a second task waits
+    // for its end or for a reason to stop it (all connections closed,
+    // this one shed, or timed out waiting for a head). Racing the two
+    // in one task would poll the stop signals on every wake of the
+    // connection — several times a request; apart, they are polled only
+    // when one of them fires (the timeout at most once per timeout).
+    let mut served = tokio::spawn(connection);
+    let header_read_timeout = shared.config.header_read_timeout;
+    let mut close = close.clone();
+    let supervise: BoxFuture<'static, ()> = Box::pin(async move {
+        // Only which side won is kept, and the stop futures end
+        // with the race: the watch's guard is not `Send`, and must
+        // not live across the await below.
+        let stopped = {
+            let closed = pin!(close.wait_for(|closed| *closed));
+            let connection = admitted.connection();
+            let shed = pin!(connection.shed());
+            let timed_out = pin!(connection.activity().timed_out(header_read_timeout));
+            let shed_or_closed = pin!(race(closed, shed));
+            let stop = pin!(race(shed_or_closed, timed_out));
+            matches!(race(pin!(&mut served), stop).await, First::Right(_))
+        };
+        if stopped {
+            served.abort();
+            // Wait until the connection is dropped (its socket
+            // closed) before its slot is given back.
+            let _ = (&mut served).await;
         }
-        drop(self.listener);
-        // Notification streams never finish on their own: end them now, so
-        // a drain does not wait on them (a subscription is answered, which
-        // is its graceful end).
-        self.shared.streams_end.raise();
-        let stop = *self.stop.borrow();
-        let drained = match stop {
-            Stop::Drain(deadline) => tokio::time::timeout_at(deadline, drain.drain())
-                .await
-                .is_ok(),
-            Stop::Now | Stop::Running => {
-                drop(drain);
-                true
-            }
-        };
-        let _ = close_tx.send(true);
-        admission.all_ended().await;
-        let _ = self.stopped.send(Some(drained));
-    }
-
-    /// Admits one accepted connection and spawns its task, which ends when
-    /// the connection does, when every connection is closed at once
-    /// (`close`), when admission sheds it, or when it goes
-    /// `header_read_timeout` without a request in service
-    /// (`conn/idle_deadline.rs`).
-    fn serve(
-        &self,
-        stream: TcpStream,
-        addresses: Option<(SocketAddr, SocketAddr)>,
-        admission: &Arc<Admission>,
-        drain: &Drain,
-        mut close: watch::Receiver<bool>,
-    ) {
-        let Some(admitted) = admission.admit(addresses) else {
-            return; // every slot is authenticated: refuse (drop the stream)
-        };
-        // Tool calls are small request/response exchanges: send each
-        // response as soon as it is written.
-        let _ = stream.set_nodelay(true);
-        let connection = connection_builder(&self.shared.config).serve_connection(
-            guarded_io(stream, &self.shared.config),
-            connection_service(Arc::clone(&self.shared), Arc::clone(admitted.connection())),
-        );
-        // Boxed (once per connection, not per request): tokio's task
-        // harness, several functions each dropping the task's future, then
-        // holds a pointer, so hyper's connection and the request's state
-        // machine inside it are compiled, with their drop glue, once.
-        let connection: BoxFuture<'static, _> = Box::pin(drain.watch(connection));
-        // The connection runs in a task of its own, and a second task waits
-        // for its end or for a reason to stop it (all connections closed,
-        // this one shed, or timed out waiting for a head). Racing the two
-        // in one task would poll the stop signals on every wake of the
-        // connection — several times a request; apart, they are polled only
-        // when one of them fires (the timeout at most once per timeout).
-        let mut served = tokio::spawn(connection);
-        let header_read_timeout = self.shared.config.header_read_timeout;
-        let supervise: BoxFuture<'static, ()> = Box::pin(async move {
-            // Only which side won is kept, and the stop futures end
-            // with the race: the watch's guard is not `Send`, and must
-            // not live across the await below.
-            let stopped = {
-                let closed = pin!(close.wait_for(|closed| *closed));
-                let shed = pin!(admitted.connection().shed());
-                let timed_out = pin!(admitted
-                    .connection()
-                    .activity()
-                    .timed_out(header_read_timeout));
-                let shed_or_closed = pin!(race(closed, shed));
-                let stop = pin!(race(shed_or_closed, timed_out));
-                matches!(race(pin!(&mut served), stop).await, First::Right(_))
-            };
-            if stopped {
-                served.abort();
-                // Wait until the connection is dropped (its socket
-                // closed) before its slot is given back.
-                let _ = (&mut served).await;
-            }
-            drop(admitted);
-        });
-        // Boxed like the accept loop, so the two share one task harness.
-        tokio::spawn(supervise);
-    }
+        drop(admitted);
+    });
+    // Boxed like the accept loop, so the two share one task harness.
+    tokio::spawn(supervise);
 }

@@ -48,12 +48,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 
 use crate::conn::idle_deadline::Activity;
 use crate::conn::peer_user::peer_uid;
 use crate::conn::session_share::{SessionShare, ShareMember};
-use crate::util::wait_for;
 
 /// No request has presented a live bearer yet.
 const PENDING: u8 = 0;
@@ -236,16 +235,15 @@ impl Drop for InService {
 pub(crate) struct Admission {
     table: Mutex<Table>,
     capacity: usize,
-    /// Woken when the last connection task ends.
-    all_ended: Notify,
+    /// A receiver for each connection task still running, shed ones
+    /// included (held by its [`Admitted`]): closed when the last one ends.
+    tasks: watch::Sender<()>,
 }
 
 #[derive(Debug, Default)]
 struct Table {
     /// Slots held: admitted connections, minus shed ones.
     held: usize,
-    /// Connection tasks still running, shed ones included.
-    tasks: usize,
     /// Connections that were pending when admitted, oldest first, after
     /// those demoted by a revocation (first to be shed); some have
     /// authenticated, been shed or ended since.
@@ -257,6 +255,8 @@ struct Table {
 pub(crate) struct Admitted {
     admission: Arc<Admission>,
     connection: Arc<Connection>,
+    /// Its task's place in `Admission::tasks`.
+    _task: watch::Receiver<()>,
 }
 
 impl Admission {
@@ -264,7 +264,7 @@ impl Admission {
         Self {
             table: Mutex::new(Table::default()),
             capacity,
-            all_ended: Notify::new(),
+            tasks: watch::Sender::new(()),
         }
     }
 
@@ -285,7 +285,6 @@ impl Admission {
         if table.held < self.capacity {
             table.held += 1;
         }
-        table.tasks += 1;
         let connection = Arc::new(Connection::new(addresses, Arc::downgrade(self)));
         table.pending.push_back(Arc::clone(&connection));
         if table.pending.len() > 2 * self.capacity.max(8) {
@@ -294,12 +293,13 @@ impl Admission {
         Some(Admitted {
             admission: Arc::clone(self),
             connection,
+            _task: self.tasks.subscribe(),
         })
     }
 
     /// Resolves once every admitted connection's task has ended.
     pub(crate) async fn all_ended(&self) {
-        wait_for(&self.all_ended, || (self.lock().tasks == 0).then_some(())).await;
+        self.tasks.closed().await;
     }
 
     /// Slots held right now (for tests).
@@ -330,12 +330,8 @@ impl Drop for Admitted {
             table.held -= 1;
         }
         self.connection.uncharge(&mut self.connection.lock_charge());
-        table.tasks -= 1;
-        let idle = table.tasks == 0;
-        drop(table);
-        if idle {
-            self.admission.all_ended.notify_waiters();
-        }
+        // `_task` drops after this, with the table unlocked: the last one
+        // wakes `all_ended`.
     }
 }
 

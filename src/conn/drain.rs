@@ -15,10 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
-use hyper::body::{Body, Incoming};
-use hyper::rt::{Read, Write};
-use hyper::server::conn::http1;
-use hyper::service::HttpService;
 use tokio::sync::watch;
 
 /// The host's side: starts a drain and waits for its end.
@@ -31,12 +27,14 @@ pub(crate) struct Drain {
 }
 
 impl Drain {
-    /// Serves `connection` so that it shuts down gracefully once the drain
-    /// starts.
-    pub(crate) fn watch<C: Graceful>(
+    /// Serves `connection` so that, once the drain starts, it is asked
+    /// (with `graceful_shutdown`, once) to finish what it is serving and
+    /// close.
+    pub(crate) fn watch<C: Future, F: Fn(Pin<&mut C>)>(
         &self,
         connection: C,
-    ) -> impl Future<Output = C::Output> + use<C> {
+        graceful_shutdown: F,
+    ) -> impl Future<Output = C::Output> + use<C, F> {
         let draining = Arc::clone(&self.draining);
         let mut wake = self.wake.subscribe();
         async move {
@@ -64,7 +62,7 @@ impl Drain {
                     }
                     if draining.load(Ordering::Acquire) {
                         asked = true;
-                        connection.as_mut().graceful_shutdown();
+                        graceful_shutdown(connection.as_mut());
                     }
                 }
                 connection.as_mut().poll(cx)
@@ -80,23 +78,5 @@ impl Drain {
         self.draining.store(true, Ordering::Release);
         let _ = self.wake.send(());
         self.wake.closed().await;
-    }
-}
-
-/// A connection that can be asked to finish what it is serving and close.
-pub(crate) trait Graceful: Future {
-    fn graceful_shutdown(self: Pin<&mut Self>);
-}
-
-impl<I, S, B> Graceful for http1::Connection<I, S>
-where
-    S: HttpService<Incoming, ResBody = B>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    I: Read + Write + Unpin + 'static,
-    B: Body + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    fn graceful_shutdown(self: Pin<&mut Self>) {
-        http1::Connection::graceful_shutdown(self);
     }
 }

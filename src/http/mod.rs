@@ -12,7 +12,7 @@
 //!   bodies — complete bytes, the SSE stream that drives a streamed call,
 //!   and the one that carries a session's list changes.
 //!
-//! `host.rs` uses only the three functions re-exported below.
+//! `host.rs` uses only the function re-exported below.
 
 mod notification_stream;
 mod rejection;
@@ -22,4 +22,4 @@ mod response_body;
 mod sse;
 mod transport;
 
-pub(crate) use transport::{connection_builder, connection_service, guarded_io};
+pub(crate) use transport::serve_connection;

@@ -22,7 +22,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use hyper::body::Bytes;
 use tokio::sync::futures::OwnedNotified;
@@ -30,7 +29,7 @@ use tokio::sync::Notify;
 
 use crate::http::sse::KeepAlive;
 use crate::mcp::Subscription;
-use crate::state::AnnouncementWindow;
+use crate::state::{AnnouncementWindow, Shared};
 use crate::util::{sse_event as event, Latch};
 
 /// One open notification stream.
@@ -53,11 +52,11 @@ pub(crate) struct NotificationStream {
 }
 
 impl NotificationStream {
-    pub(crate) fn new(
-        mut subscription: Subscription,
-        host_closing: Arc<Latch>,
-        keep_alive: Duration,
-    ) -> Self {
+    /// The stream of `subscription`, which ends when the host's
+    /// `streams_end` is raised, with a keep-alive comment after each
+    /// `sse_keep_alive` of silence.
+    pub(crate) fn new(mut subscription: Subscription, shared: &Shared) -> Self {
+        let host_closing = Arc::clone(&shared.streams_end);
         let listening = subscription.listening.as_ref();
         // A stream takes over from its audience's last announcement: a
         // subscription's starts at its opening, and a legacy stream's at
@@ -76,7 +75,7 @@ impl NotificationStream {
             seen,
             window: AnnouncementWindow::default(),
             handover: None,
-            keep_alive: KeepAlive::new(keep_alive),
+            keep_alive: KeepAlive::new(shared.config.sse_keep_alive),
             ended: false,
         }
     }
@@ -196,6 +195,7 @@ mod tests {
     use crate::surface::ToolSurface;
     use crate::tool::{Tool, ToolOutcome};
     use serde_json::Value;
+    use std::time::Duration;
     use tokio::time::Instant;
 
     /// A surface that can change (the default); its tools do not matter.
@@ -211,6 +211,7 @@ mod tests {
         }
     }
 
+    /// The default `sse_keep_alive`, which the streams below run with.
     const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
     fn session() -> (Arc<Shared>, Lease) {
@@ -225,7 +226,7 @@ mod tests {
         let audience = Arc::clone(lease.session.list_changes().stateless());
         let subscription =
             legacy_stream(lease, audience).unwrap_or_else(|_| panic!("a stream opens"));
-        NotificationStream::new(subscription, Arc::clone(&shared.streams_end), KEEP_ALIVE)
+        NotificationStream::new(subscription, shared)
     }
 
     async fn next(stream: &mut NotificationStream) -> Option<Bytes> {

@@ -40,21 +40,30 @@ pub(crate) enum Rejection {
     BodyTimeout,
 }
 
+/// The connection is closed after the rejection (`Connection: close`).
+const CLOSES: bool = true;
+/// The connection is kept open after the rejection.
+const KEEPS: bool = false;
+
 impl Rejection {
-    /// The HTTP status table for rejections, in one place.
-    fn status(self) -> StatusCode {
+    /// The HTTP status table for rejections, in one place, and whether the
+    /// connection is closed after each: it is after a rejection made before
+    /// the bearer was accepted, and after a framing ambiguity.
+    fn status(self) -> (StatusCode, bool) {
         match self {
-            Self::Forbidden(_) | Self::OtherUser => StatusCode::FORBIDDEN,
-            Self::Ambiguous(_) | Self::BadBody => StatusCode::BAD_REQUEST,
-            Self::NotFound | Self::UnknownSession => StatusCode::NOT_FOUND,
-            Self::SessionFull => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::TooManyStreams(_) => StatusCode::CONFLICT,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
-            Self::PayloadTooLarge | Self::ParsedTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
+            Self::Forbidden(_) | Self::OtherUser => (StatusCode::FORBIDDEN, CLOSES),
+            Self::Ambiguous(_) => (StatusCode::BAD_REQUEST, CLOSES),
+            Self::BadBody => (StatusCode::BAD_REQUEST, KEEPS),
+            Self::NotFound => (StatusCode::NOT_FOUND, CLOSES),
+            Self::UnknownSession => (StatusCode::NOT_FOUND, KEEPS),
+            Self::SessionFull => (StatusCode::TOO_MANY_REQUESTS, CLOSES),
+            Self::Unauthorized => (StatusCode::UNAUTHORIZED, CLOSES),
+            Self::MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, KEEPS),
+            Self::TooManyStreams(_) => (StatusCode::CONFLICT, KEEPS),
+            Self::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, KEEPS),
+            Self::NotAcceptable => (StatusCode::NOT_ACCEPTABLE, KEEPS),
+            Self::PayloadTooLarge | Self::ParsedTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, KEEPS),
+            Self::BodyTimeout => (StatusCode::REQUEST_TIMEOUT, KEEPS),
         }
     }
 
@@ -97,39 +106,24 @@ impl Rejection {
         ErrorObject::new(code::INVALID_REQUEST, message)
     }
 
-    /// Whether the rejection comes before the bearer was accepted (or is a
-    /// framing ambiguity): the connection is closed after it.
-    fn closes_connection(self) -> bool {
-        matches!(
-            self,
-            Self::Forbidden(_)
-                | Self::Ambiguous(_)
-                | Self::NotFound
-                | Self::Unauthorized
-                | Self::SessionFull
-                | Self::OtherUser
-        )
-    }
-
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
         let mut body = Vec::with_capacity(128);
         jsonrpc::write_error(&mut body, None, &self.error());
-        let mut response = json(self.status(), body);
-        let headers = response.headers_mut();
-        if self.closes_connection() {
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        let (status, closes) = self.status();
+        let mut response = json(status, body);
+        if closes {
+            let close = HeaderValue::from_static("close");
+            response.headers_mut().insert(header::CONNECTION, close);
         }
-        let extra = match self {
-            Self::Unauthorized => {
-                Some((header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\""))
-            }
-            Self::MethodNotAllowed { get: true } => Some((header::ALLOW, "GET, POST, DELETE")),
-            Self::MethodNotAllowed { get: false } => Some((header::ALLOW, "POST, DELETE")),
-            _ => None,
+        let (name, value) = match self {
+            Self::Unauthorized => (header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\""),
+            Self::MethodNotAllowed { get: true } => (header::ALLOW, "GET, POST, DELETE"),
+            Self::MethodNotAllowed { get: false } => (header::ALLOW, "POST, DELETE"),
+            _ => return response,
         };
-        if let Some((name, value)) = extra {
-            headers.insert(name, HeaderValue::from_static(value));
-        }
+        response
+            .headers_mut()
+            .insert(name, HeaderValue::from_static(value));
         response
     }
 }
@@ -138,31 +132,36 @@ impl Rejection {
 mod tests {
     use super::*;
 
-    /// Each rejection has its status, and 401/405 their extra headers.
+    /// Each rejection has its status and closes the connection or not, and
+    /// 401/405 have their extra headers.
     #[test]
     fn rejection_table() {
+        // The rejection, its status, and whether it closes the connection.
         let rows = [
-            (Rejection::Forbidden("x"), 403),
-            (Rejection::OtherUser, 403),
-            (Rejection::SessionFull, 429),
-            (Rejection::Ambiguous("x"), 400),
-            (Rejection::NotFound, 404),
-            (Rejection::Unauthorized, 401),
-            (Rejection::MethodNotAllowed { get: false }, 405),
-            (Rejection::MethodNotAllowed { get: true }, 405),
-            (Rejection::TooManyStreams(4), 409),
-            (Rejection::UnknownSession, 404),
-            (Rejection::UnsupportedMediaType, 415),
-            (Rejection::NotAcceptable, 406),
-            (Rejection::PayloadTooLarge, 413),
-            (Rejection::ParsedTooLarge, 413),
-            (Rejection::BadBody, 400),
-            (Rejection::BodyTimeout, 408),
+            (Rejection::Forbidden("x"), 403, true),
+            (Rejection::OtherUser, 403, true),
+            (Rejection::SessionFull, 429, true),
+            (Rejection::Ambiguous("x"), 400, true),
+            (Rejection::NotFound, 404, true),
+            (Rejection::Unauthorized, 401, true),
+            (Rejection::MethodNotAllowed { get: false }, 405, false),
+            (Rejection::MethodNotAllowed { get: true }, 405, false),
+            (Rejection::TooManyStreams(4), 409, false),
+            (Rejection::UnknownSession, 404, false),
+            (Rejection::UnsupportedMediaType, 415, false),
+            (Rejection::NotAcceptable, 406, false),
+            (Rejection::PayloadTooLarge, 413, false),
+            (Rejection::ParsedTooLarge, 413, false),
+            (Rejection::BadBody, 400, false),
+            (Rejection::BodyTimeout, 408, false),
         ];
-        for (rejection, status) in rows {
+        for (rejection, status, closes) in rows {
             let response = rejection.into_response();
             assert_eq!(response.status().as_u16(), status, "{rejection:?}");
             assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+            let close = response.headers().get(header::CONNECTION);
+            assert_eq!(close.is_some(), closes, "{rejection:?}");
+            assert!(close.is_none_or(|value| value == "close"));
         }
         let r = Rejection::Unauthorized.into_response();
         assert_eq!(
@@ -173,21 +172,5 @@ mod tests {
         assert_eq!(r.headers()[header::ALLOW], "POST, DELETE");
         let r = Rejection::MethodNotAllowed { get: true }.into_response();
         assert_eq!(r.headers()[header::ALLOW], "GET, POST, DELETE");
-        for (rejection, _) in rows {
-            let closes = rejection
-                .into_response()
-                .headers()
-                .get(header::CONNECTION)
-                .cloned();
-            assert_eq!(
-                closes.is_some(),
-                rejection.closes_connection(),
-                "{rejection:?}"
-            );
-        }
-        assert!(Rejection::Unauthorized.closes_connection());
-        assert!(Rejection::OtherUser.closes_connection());
-        assert!(Rejection::SessionFull.closes_connection());
-        assert!(!Rejection::PayloadTooLarge.closes_connection());
     }
 }

@@ -38,20 +38,17 @@ impl<'a> RequestHeaders<'a> {
             let value = value.as_bytes();
             // Standard names compare as hyper's own tags, without touching
             // their text; only the others are compared as strings.
-            let slot = if name == header::HOST {
-                &mut found.host
-            } else if name == header::ORIGIN {
-                &mut found.origin
-            } else if name == header::AUTHORIZATION {
-                &mut found.authorization
-            } else if name == header::CONTENT_TYPE {
-                &mut found.content_type
-            } else if name == header::ACCEPT {
-                accept_seen = true;
-                found.accepts.admit(value);
-                continue;
-            } else {
-                match name.as_str() {
+            let slot = match name {
+                name if name == header::HOST => &mut found.host,
+                name if name == header::ORIGIN => &mut found.origin,
+                name if name == header::AUTHORIZATION => &mut found.authorization,
+                name if name == header::CONTENT_TYPE => &mut found.content_type,
+                name if name == header::ACCEPT => {
+                    accept_seen = true;
+                    found.accepts.admit(value);
+                    continue;
+                }
+                name => match name.as_str() {
                     "mcp-protocol-version" => &mut found.protocol_version,
                     "mcp-method" => &mut found.method,
                     "mcp-name" => &mut found.name,
@@ -60,7 +57,7 @@ impl<'a> RequestHeaders<'a> {
                         found.has_params |= other.starts_with(MCP_PARAM_PREFIX);
                         continue;
                     }
-                }
+                },
             };
             *slot = match *slot {
                 Header::Absent => Header::One(value),

@@ -46,14 +46,18 @@ impl ResponseBody {
     }
 }
 
-/// A complete `application/json` response.
-pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
+/// A complete response: `status` and `body`, no header yet.
+pub(crate) fn complete(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::full(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    response
+}
+
+/// A complete `application/json` response.
+pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
+    let mut response = complete(status, body);
+    let json = HeaderValue::from_static("application/json");
+    response.headers_mut().insert(header::CONTENT_TYPE, json);
     response
 }
 

@@ -46,15 +46,15 @@ use hyper::server::conn::http1;
 use hyper::service::{service_fn, Service};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::auth::Bearer;
-use crate::config::ToolHostConfig;
 use crate::conn::{Connection, WriteStallGuard};
 use crate::http::notification_stream::NotificationStream;
 use crate::http::rejection::Rejection;
 use crate::http::request_body;
-use crate::http::request_headers::{self, is_json_media_type, Accepts, RequestHeaders};
-use crate::http::response_body::{json, ResponseBody};
+use crate::http::request_headers::{self, is_json_media_type, RequestHeaders};
+use crate::http::response_body::{complete, json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
 use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
@@ -69,36 +69,34 @@ pub(crate) const ENDPOINT: &str = "/mcp";
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
-/// The HTTP/1.1 settings every connection is served with. hyper gets no
-/// timer, so it keeps none: the header read timeout is the connection
-/// supervisor's (`conn/idle_deadline.rs`), off the request path.
-/// `max_header_size` counts the head's bytes exactly, as they arrive (one
-/// write or many); `max_buf_size` alone only bounds the read buffer, which a
-/// head arriving in one large write can overrun.
-pub(crate) fn connection_builder(config: &ToolHostConfig) -> http1::Builder {
-    let mut builder = http1::Builder::new();
-    builder
+/// `socket` served as every connection is. Its writes fail when they stall
+/// past `write_stall_timeout` (see `conn/write_stall.rs`), and it runs the
+/// transport with the connection's admission state, under these HTTP/1.1
+/// settings: hyper gets no timer, so it keeps none (the header read timeout
+/// is the connection supervisor's, `conn/idle_deadline.rs`, off the request
+/// path); `max_header_size` counts the head's bytes exactly, as they arrive
+/// (one write or many), while `max_buf_size` alone only bounds the read
+/// buffer, which a head arriving in one large write can overrun.
+pub(crate) fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    shared: &Arc<Shared>,
+    socket: S,
+    connection: Arc<Connection>,
+) -> http1::Connection<
+    TokioIo<WriteStallGuard<S>>,
+    impl Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible, Future: Send>,
+> {
+    let config = &shared.config;
+    let io = TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout));
+    let shared = Arc::clone(shared);
+    http1::Builder::new()
         .header_read_timeout(None)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes)
-        .keep_alive(true);
-    builder
-}
-
-/// A socket as every connection is served: writes that stall past
-/// `write_stall_timeout` fail (see `conn/write_stall.rs`).
-pub(crate) fn guarded_io<S>(socket: S, config: &ToolHostConfig) -> TokioIo<WriteStallGuard<S>> {
-    TokioIo::new(WriteStallGuard::new(socket, config.write_stall_timeout))
-}
-
-/// The service every connection runs: the transport, with the connection's
-/// admission state.
-pub(crate) fn connection_service(
-    shared: Arc<Shared>,
-    connection: Arc<Connection>,
-) -> impl Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible, Future: Send>
-{
-    service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request))
+        .keep_alive(true)
+        .serve_connection(
+            io,
+            service_fn(move |request| serve(Arc::clone(&shared), Arc::clone(&connection), request)),
+        )
 }
 
 /// Serves one HTTP request on `connection`. Never fails: every failure is a
@@ -204,16 +202,8 @@ async fn serve_checked(
         Some(Some(known)) => McpSessionHeader::Known(known),
         Some(None) => McpSessionHeader::Unknown,
     };
-    if parts.method == Method::GET {
-        return open_legacy_stream(shared, &lease, headers.accepts, mcp_session_header);
-    }
-    if parts.method == Method::DELETE {
-        return end_mcp_session(&lease, mcp_session_header, headers.protocol_version);
-    }
     if parts.method != Method::POST {
-        return Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_changes().offered(),
-        });
+        return not_post(shared, &lease, &parts.method, &headers, mcp_session_header);
     }
     check_content_headers(&headers)?;
     let body = read_body(shared, body).await?;
@@ -264,28 +254,41 @@ fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejec
     }
 }
 
-/// Step 4 for `GET` (legacy era): with `text/event-stream` accepted, a
-/// stream of the session's list changes, for the MCP session its id names
-/// (or for the clients that sent none); else, or when the session has
-/// nothing to stream, 405 as for any other method.
-fn open_legacy_stream(
+/// Step 4 for a method other than `POST`. `GET` (legacy era) with
+/// `text/event-stream` accepted opens a stream of the session's list
+/// changes, for the MCP session its id names (or for the clients that sent
+/// none). `DELETE` with an id, outside the 2026-07-28 era (which has no
+/// sessions), ends the MCP session it names, and that session's streams.
+/// Any other method or case, or a session with nothing to stream, is 405.
+fn not_post(
     shared: &Shared,
     lease: &Lease,
-    accepts: Accepts,
+    method: &Method,
+    headers: &RequestHeaders<'_>,
     session: McpSessionHeader<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    let get = lease.session.list_changes().offered();
-    if !accepts.event_stream {
-        return Err(Rejection::MethodNotAllowed { get });
+    let not_allowed = Rejection::MethodNotAllowed {
+        get: lease.session.list_changes().offered(),
+    };
+    let version = headers.protocol_version.value();
+    let delete = *method == Method::DELETE && !version.is_some_and(era::is_modern_version);
+    if !delete && (*method != Method::GET || !headers.accepts.event_stream) {
+        return Err(not_allowed);
     }
     let audience = match session {
+        McpSessionHeader::Unknown => return Err(Rejection::UnknownSession),
+        McpSessionHeader::Absent if delete => return Err(not_allowed),
+        McpSessionHeader::Known(known) if delete => {
+            // Ended by a concurrent DELETE meanwhile: ended all the same.
+            lease.session.end_mcp_session(known);
+            return Ok(complete(StatusCode::OK, Vec::new()));
+        }
         McpSessionHeader::Absent => lease.session.list_changes().stateless(),
         McpSessionHeader::Known(known) => known.audience(),
-        McpSessionHeader::Unknown => return Err(Rejection::UnknownSession),
     };
     match mcp::legacy_stream(lease, Arc::clone(audience)) {
         Ok(subscription) => Ok(notification_stream(shared, subscription)),
-        Err(StreamRefused::NotOffered) => Err(Rejection::MethodNotAllowed { get }),
+        Err(StreamRefused::NotOffered) => Err(not_allowed),
         Err(StreamRefused::TooMany) => Err(Rejection::TooManyStreams(
             shared.config.max_streams_per_session,
         )),
@@ -293,34 +296,8 @@ fn open_legacy_stream(
     }
 }
 
-/// Step 4 for `DELETE`: ends the MCP session its id names, and that
-/// session's streams. Without an id, or in the 2026-07-28 era (which has no
-/// sessions), it is 405 as for any other method.
-fn end_mcp_session(
-    lease: &Lease,
-    session: McpSessionHeader<'_>,
-    protocol_version: Header<'_>,
-) -> Result<Response<ResponseBody>, Rejection> {
-    let modern = protocol_version.value().is_some_and(era::is_modern_version);
-    match session {
-        McpSessionHeader::Known(known) if !modern => {
-            // Ended by a concurrent DELETE meanwhile: ended all the same.
-            lease.session.end_mcp_session(known);
-            Ok(empty(StatusCode::OK))
-        }
-        McpSessionHeader::Unknown if !modern => Err(Rejection::UnknownSession),
-        _ => Err(Rejection::MethodNotAllowed {
-            get: lease.session.list_changes().offered(),
-        }),
-    }
-}
-
 fn notification_stream(shared: &Shared, subscription: Subscription) -> Response<ResponseBody> {
-    let stream = NotificationStream::new(
-        subscription,
-        Arc::clone(&shared.streams_end),
-        shared.config.sse_keep_alive,
-    );
+    let stream = NotificationStream::new(subscription, shared);
     event_stream(ResponseBody::Notifications(Box::new(stream), None))
 }
 
@@ -390,7 +367,7 @@ async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> 
 fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseBody>, Rejection> {
     let status = match class {
         ReplyClass::Answer => StatusCode::OK,
-        ReplyClass::Accepted => return Ok(empty(StatusCode::ACCEPTED)),
+        ReplyClass::Accepted => return Ok(complete(StatusCode::ACCEPTED, Vec::new())),
         ReplyClass::Malformed => StatusCode::BAD_REQUEST,
         ReplyClass::NotFound => StatusCode::NOT_FOUND,
         ReplyClass::Revoked => return Err(Rejection::Unauthorized),
@@ -411,12 +388,6 @@ fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Tell buffering proxies (nginx) to pass each event on at once.
     headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
-    response
-}
-
-fn empty(status: StatusCode) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::full(Vec::new()));
-    *response.status_mut() = status;
     response
 }
 
