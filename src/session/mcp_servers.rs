@@ -49,7 +49,7 @@ pub struct McpServers<'a> {
     entries: [McpServer; 1],
 }
 
-impl McpServers<'_> {
+impl<'a> McpServers<'a> {
     /// One entry, `name` at `url`, with `Authorization: AUTHORIZATION`.
     pub(super) fn one(name: String, url: String, authorization: String) -> Self {
         Self {
@@ -80,9 +80,7 @@ impl McpServers<'_> {
         let header = json!({"name": header.name, "value": header.value});
         json!([{"type": "http", "name": entry.name, "url": entry.url, "headers": [header]}])
     }
-}
 
-impl<'a> McpServers<'a> {
     /// The same entries with the bearer kept out of them: each
     /// `Authorization` value reads `Bearer ${VARIABLE}`, and the returned
     /// [`BearerEnv`] is the variable to set, to the bearer, in the agent's

@@ -161,10 +161,8 @@ impl Runner {
     /// ```
     pub fn model_tool_name(self, server: &str, tool: &str) -> String {
         let name = self.full_name(server, tool);
-        if name.len() <= self.tool_name_limit() {
-            return name;
-        }
         match self {
+            _ if name.len() <= self.tool_name_limit() => name,
             // ASCII by now: byte offsets are character offsets.
             Self::CopilotCli => name[..MODEL_TOOL_NAME_LIMIT].to_owned(),
             Self::GeminiCli => format!("{}...{}", &name[..30], &name[name.len() - 30..]),

@@ -333,9 +333,7 @@ impl SessionState {
     /// waits out calls caught entering the surface, and gives its
     /// connections' slots up (pending again, first to be shed).
     pub(crate) fn revoke(&self) {
-        for (_, signal) in lock(&self.in_flight).iter() {
-            signal.cancel();
-        }
+        lock(&self.in_flight).iter().for_each(|(_, s)| s.cancel());
         self.list_changes.revoke();
         self.entry.close();
         self.connections.revoke();
