@@ -76,12 +76,20 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// Where an open bearer's session lives: its slot and the generation the
+/// slot had when the session opened. What the slab's `open` mints into a
+/// bearer and `revoke` takes; an address, not a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SlotRef {
+    pub(crate) slot: u32,
+    pub(crate) generation: u64,
+}
+
 /// A parsed bearer: where its session lives, and its secret (whose
 /// `Debug` is redacted).
 #[derive(Clone, Debug)]
 pub(crate) struct Bearer {
-    pub(crate) slot: u32,
-    pub(crate) generation: u64,
+    pub(crate) at: SlotRef,
     pub(crate) secret: Secret,
 }
 
@@ -115,8 +123,7 @@ impl Bearer {
             return None;
         }
         Some(Self {
-            slot,
-            generation,
+            at: SlotRef { slot, generation },
             secret: Secret(secret),
         })
     }
@@ -139,7 +146,7 @@ impl Bearer {
         let (high, low) = (u128::from_be_bytes(half(0)), u128::from_be_bytes(half(16)));
         format!(
             "{PREFIX}{:08x}{:016x}{high:032x}{low:032x}",
-            self.slot, self.generation
+            self.at.slot, self.at.generation
         )
     }
 }
@@ -209,8 +216,7 @@ mod tests {
             *b = (i as u8).wrapping_mul(37) ^ 0xa5;
         }
         Bearer {
-            slot,
-            generation,
+            at: SlotRef { slot, generation },
             secret: Secret::from_bytes(secret),
         }
     }
@@ -224,7 +230,7 @@ mod tests {
             assert_eq!(text.len(), TEXT_LEN);
             assert!(text.starts_with("eth_"));
             let back = Bearer::parse(text.as_bytes()).expect("parses");
-            assert_eq!((back.slot, back.generation), (slot, generation));
+            assert_eq!(back.at, SlotRef { slot, generation });
             assert!(bool::from(
                 back.secret.ct_eq_words(&bearer.secret.to_words())
             ));

@@ -6,5 +6,5 @@
 mod bearer;
 mod revocation;
 
-pub(crate) use bearer::Bearer;
-pub(crate) use revocation::{RevocationSlab, SlotRef};
+pub(crate) use bearer::{Bearer, SlotRef};
+pub(crate) use revocation::RevocationSlab;

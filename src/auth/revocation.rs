@@ -92,7 +92,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use subtle::ConstantTimeEq;
 
-use crate::auth::bearer::{Bearer, Secret};
+use crate::auth::bearer::{Bearer, Secret, SlotRef};
 
 /// Slots in the first page; page `k` holds `FIRST_PAGE << k` slots.
 const FIRST_PAGE: usize = 64;
@@ -123,23 +123,6 @@ struct Slot<T> {
     secret: [AtomicU64; 4],
     payload: Mutex<Option<Arc<T>>>,
     next_free: AtomicU32,
-}
-
-/// Where an open bearer lives: what `open` returns and `revoke` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SlotRef {
-    pub(crate) slot: u32,
-    pub(crate) generation: u64,
-}
-
-impl SlotRef {
-    /// Where `bearer` says its session lives.
-    pub(crate) fn of(bearer: &Bearer) -> Self {
-        Self {
-            slot: bearer.slot,
-            generation: bearer.generation,
-        }
-    }
 }
 
 // === impl RevocationSlab ===
@@ -181,21 +164,20 @@ impl<T> RevocationSlab<T> {
             stored.store(word, Ordering::Release);
         }
         *lock(&slot.payload) = Some(payload);
-        let generation = vacant + 1;
+        let at = SlotRef {
+            slot: index,
+            generation: vacant + 1,
+        };
         // Release: publishes the secret and payload to any `validate` whose
         // Acquire load sees this generation.
-        slot.state.store(generation, Ordering::Release);
+        slot.state.store(at.generation, Ordering::Release);
         self.live.fetch_add(1, Ordering::Relaxed);
-        Some(Bearer {
-            slot: index,
-            generation,
-            secret,
-        })
+        Some(Bearer { at, secret })
     }
 
     /// Checks a bearer (I1) and returns its payload when it is live.
     pub(crate) fn validate(&self, bearer: &Bearer) -> Option<Arc<T>> {
-        let slot = self.slot(bearer.slot)?;
+        let slot = self.slot(bearer.at.slot)?;
         // Acquire: pairs with the Release store in `open`, so the secret and
         // payload written for this generation are visible.
         let before = slot.state.load(Ordering::Acquire);
@@ -204,7 +186,7 @@ impl<T> RevocationSlab<T> {
         let stored = slot.secret.each_ref().map(|w| w.load(Ordering::Acquire));
         let after = slot.state.load(Ordering::Acquire);
         // Every part is combined in constant time (I4); `bool` only at the end.
-        let admitted = before.ct_eq(&bearer.generation)
+        let admitted = before.ct_eq(&bearer.at.generation)
             & after.ct_eq(&before)
             & bearer.secret.ct_eq_words(&stored);
         if !bool::from(admitted) {
@@ -213,7 +195,7 @@ impl<T> RevocationSlab<T> {
         let payload = lock(&slot.payload).clone()?;
         // The slot may have been revoked and reopened while we took the
         // payload; then it belongs to somebody else.
-        self.admit(SlotRef::of(bearer)).then_some(payload)
+        self.admit(bearer.at).then_some(payload)
     }
 
     /// The liveness re-check made right before a tool call runs (I3).
@@ -336,7 +318,7 @@ mod tests {
     use std::sync::Barrier;
 
     fn at(bearer: &Bearer) -> SlotRef {
-        SlotRef::of(bearer)
+        bearer.at
     }
 
     /// Slot indices map onto pages without gaps or overlaps.
@@ -379,8 +361,8 @@ mod tests {
         let old = slab.open(Arc::new(1)).unwrap();
         slab.revoke(at(&old));
         let new = slab.open(Arc::new(2)).unwrap();
-        assert_eq!(new.slot, old.slot);
-        assert!(new.generation > old.generation);
+        assert_eq!(new.at.slot, old.at.slot);
+        assert!(new.at.generation > old.at.generation);
         assert!(slab.validate(&old).is_none());
         let forged = Bearer {
             secret: new.secret.clone(),
@@ -400,11 +382,17 @@ mod tests {
             ..bearer.clone()
         };
         let wrong_slot = Bearer {
-            slot: 1_000_000,
+            at: SlotRef {
+                slot: 1_000_000,
+                ..bearer.at
+            },
             ..bearer.clone()
         };
         let wrong_generation = Bearer {
-            generation: bearer.generation + 2,
+            at: SlotRef {
+                generation: bearer.at.generation + 2,
+                ..bearer.at
+            },
             ..bearer.clone()
         };
         for b in [wrong_secret, wrong_slot, wrong_generation] {
@@ -421,7 +409,7 @@ mod tests {
         assert!(slab.open(Arc::new(9)).is_none());
         slab.revoke(at(&bearers[1]));
         let again = slab.open(Arc::new(10)).unwrap();
-        assert_eq!(again.slot, bearers[1].slot);
+        assert_eq!(again.at.slot, bearers[1].at.slot);
         assert_eq!(slab.allocated_slots(), FIRST_PAGE);
     }
 

@@ -314,9 +314,9 @@ async fn run(
 }
 
 /// A success without `structuredContent` from a tool the client listed
-/// with an `outputSchema` is an error in the client (see `state/output_schemas.rs`),
-/// which some agents report as a failed call and others as a broken
-/// server. It is served instead as a refusal that says what is wrong: a
+/// with an `outputSchema` is an error in the client (see
+/// `SessionState::declared_output_schema`, in `state/shared.rs`), which
+/// some agents report as a failed call and others as a broken server. It is served instead as a refusal that says what is wrong: a
 /// result every client accepts and passes to its model, and a message the
 /// surface's author can act on.
 fn keep_output_schema_promise(

@@ -4,13 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::mcp_servers::McpServers;
 use super::private_file;
 use super::runner::Runner;
 use super::tool_session::ToolSession;
 use crate::error::Error;
+use crate::state::lock;
 
 impl McpServers<'_> {
     /// The ACP `mcpServers` value for an agent whose `initialize` result is
@@ -161,20 +162,15 @@ impl McpServers<'_> {
                 "{runner} reads no MCP config file this crate writes; give it the server in ACP session/new (McpServers::for_acp_agent)"
             )));
         }
-        let mut servers = Map::new();
-        for entry in self.entries() {
-            let headers: Map<String, Value> = entry
-                .headers()
-                .iter()
-                .map(|h| (h.name().to_owned(), Value::from(h.value())))
-                .collect();
-            let mut server = json!({"type": "http", "url": entry.url(), "headers": headers});
-            if runner == Runner::CopilotCli {
-                server["tools"] = json!(["*"]);
-            }
-            servers.insert(entry.name().to_owned(), server);
+        // One entry, with one header (`McpServers::one`).
+        let entry = &self.entries()[0];
+        let header = &entry.headers()[0];
+        let headers = json!({header.name(): header.value()});
+        let mut server = json!({"type": "http", "url": entry.url(), "headers": headers});
+        if runner == Runner::CopilotCli {
+            server["tools"] = json!(["*"]);
         }
-        Ok(json!({"mcpServers": servers}))
+        Ok(json!({"mcpServers": {entry.name(): server}}))
     }
 }
 
@@ -258,10 +254,7 @@ impl ToolSession {
         let name = format!("embacle-mcp-{stem}-{nonce:016x}.json");
         let path = private_file::write(dir, &name, config.to_string().as_bytes())
             .map_err(Error::config_file)?;
-        let files = self.config_files.lock();
-        files
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(path.clone());
+        lock(&self.config_files).push(path.clone());
         Ok(path)
     }
 }

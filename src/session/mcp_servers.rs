@@ -7,6 +7,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use serde_json::{json, Value};
+
 use crate::error::Error;
 
 /// The ACP `mcpServers` list for one session (see
@@ -43,18 +45,19 @@ pub struct McpServers<'a> {
     /// The session's borrow (`ToolSession::mcp_servers` ties it): the
     /// bearer is live only while the guard is.
     session: PhantomData<&'a ()>,
-    entries: Vec<McpServer>,
+    /// One entry, with one header (`one`): what a session hands an agent.
+    entries: [McpServer; 1],
 }
 
-impl McpServers<'_> {
+impl<'a> McpServers<'a> {
     /// One entry, `name` at `url`, with `Authorization: AUTHORIZATION`.
     pub(super) fn one(name: String, url: String, authorization: String) -> Self {
         Self {
             session: PhantomData,
-            entries: vec![McpServer {
+            entries: [McpServer {
                 name,
                 url,
-                headers: vec![HttpHeader {
+                headers: [HttpHeader {
                     name: "Authorization".to_owned(),
                     value: authorization,
                 }],
@@ -71,12 +74,13 @@ impl McpServers<'_> {
     /// other than an ACP agent's `session/new`, which takes
     /// [`for_acp_agent`](Self::for_acp_agent)'s. Its text is
     /// `to_value().to_string()`.
-    pub fn to_value(&self) -> serde_json::Value {
-        serde_json::Value::Array(self.entries.iter().map(McpServer::to_value).collect())
+    pub fn to_value(&self) -> Value {
+        let [entry] = &self.entries;
+        let [header] = &entry.headers;
+        let header = json!({"name": header.name, "value": header.value});
+        json!([{"type": "http", "name": entry.name, "url": entry.url, "headers": [header]}])
     }
-}
 
-impl<'a> McpServers<'a> {
     /// The same entries with the bearer kept out of them: each
     /// `Authorization` value reads `Bearer ${VARIABLE}`, and the returned
     /// [`BearerEnv`] is the variable to set, to the bearer, in the agent's
@@ -134,23 +138,16 @@ impl<'a> McpServers<'a> {
         variable: &str,
     ) -> Result<(McpServers<'a>, BearerEnv<'a>), Error> {
         check_variable_name(variable)?;
-        let reference = format!("Bearer ${{{variable}}}");
-        let mut value = None;
         let mut servers = self.clone();
-        for header in servers
-            .entries
-            .iter_mut()
-            .flat_map(|e| e.headers.iter_mut())
-        {
-            if header.name.eq_ignore_ascii_case("authorization") {
-                let old = std::mem::replace(&mut header.value, reference.clone());
-                value = old.strip_prefix("Bearer ").map(str::to_owned);
-            }
-        }
+        // The one entry's one header is `Authorization: Bearer …` (`one`).
+        let authorization = &mut servers.entries[0].headers[0].value;
+        let reference = format!("Bearer ${{{variable}}}");
+        let header = std::mem::replace(authorization, reference);
+        let bearer = header.strip_prefix("Bearer ").unwrap_or_default();
         let env = BearerEnv {
             session: PhantomData,
             name: variable.to_owned(),
-            value: value.unwrap_or_default(),
+            value: bearer.to_owned(),
         };
         Ok((servers, env))
     }
@@ -218,7 +215,7 @@ impl fmt::Debug for McpServers<'_> {
 pub struct McpServer {
     name: String,
     url: String,
-    headers: Vec<HttpHeader>,
+    headers: [HttpHeader; 1],
 }
 
 impl McpServer {
@@ -235,15 +232,6 @@ impl McpServer {
     /// The headers the agent must send: `Authorization: Bearer …`.
     pub fn headers(&self) -> &[HttpHeader] {
         &self.headers
-    }
-
-    fn to_value(&self) -> serde_json::Value {
-        let headers: Vec<_> = self
-            .headers
-            .iter()
-            .map(|h| serde_json::json!({"name": h.name, "value": h.value}))
-            .collect();
-        serde_json::json!({"type": "http", "name": self.name, "url": self.url, "headers": headers})
     }
 }
 

@@ -161,10 +161,8 @@ impl Runner {
     /// ```
     pub fn model_tool_name(self, server: &str, tool: &str) -> String {
         let name = self.full_name(server, tool);
-        if name.len() <= self.tool_name_limit() {
-            return name;
-        }
         match self {
+            _ if name.len() <= self.tool_name_limit() => name,
             // ASCII by now: byte offsets are character offsets.
             Self::CopilotCli => name[..MODEL_TOOL_NAME_LIMIT].to_owned(),
             Self::GeminiCli => format!("{}...{}", &name[..30], &name[name.len() - 30..]),
@@ -175,27 +173,27 @@ impl Runner {
     /// The name before any cut, shortening or hash: what
     /// [`check_tool_names`](Self::check_tool_names) measures.
     fn full_name(self, server: &str, tool: &str) -> String {
-        let dash_or_underscore = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        match self {
-            Self::ClaudeCode => format!(
-                "mcp__{}",
-                replace_utf16(&format!("{server}__{tool}"), dash_or_underscore, '_')
-            ),
-            Self::CopilotCli => replace_utf16(&format!("{server}-{tool}"), dash_or_underscore, '-'),
-            Self::GeminiCli => {
-                let joined = format!("{server}_{tool}");
-                let prefixed = match joined.starts_with("mcp_") {
-                    true => joined,
-                    false => format!("mcp_{joined}"),
-                };
-                let keep =
-                    |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
-                replace_utf16(&prefixed, keep, '_')
-            }
-            // Codex is written in Rust: one replacement per character.
-            Self::Codex => format!("mcp__{server}__{tool}")
-                .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
-        }
+        // The name as the agent joins it, the characters it keeps besides
+        // `[A-Za-z0-9]`, and what it puts for every other one: once per
+        // UTF-16 unit in the agents written in TypeScript, as a JavaScript
+        // `replace(/[^…]/g, …)` does, once per character in Codex (Rust).
+        let (joined, keep, with, per_utf16_unit) = match self {
+            Self::ClaudeCode => (format!("mcp__{server}__{tool}"), "_-", '_', true),
+            Self::CopilotCli => (format!("{server}-{tool}"), "_-", '-', true),
+            Self::GeminiCli => match format!("{server}_{tool}") {
+                joined if joined.starts_with("mcp_") => (joined, "_-.:", '_', true),
+                joined => (format!("mcp_{joined}"), "_-.:", '_', true),
+            },
+            Self::Codex => (format!("mcp__{server}__{tool}"), "_", '_', false),
+        };
+        let units = |c: char| if per_utf16_unit { c.len_utf16() } else { 1 };
+        joined
+            .chars()
+            .flat_map(|c| match c.is_ascii_alphanumeric() || keep.contains(c) {
+                true => std::iter::repeat_n(c, 1),
+                false => std::iter::repeat_n(with, units(c)),
+            })
+            .collect()
     }
 
     /// The longest name this agent passes to its model unchanged: 63 for
@@ -267,17 +265,6 @@ impl fmt::Display for Runner {
             Self::Codex => "Codex",
         })
     }
-}
-
-/// `text` with every character `keep` refuses replaced by `with`, once per
-/// UTF-16 unit, as a JavaScript `replace(/[^…]/g, …)` does.
-fn replace_utf16(text: &str, keep: impl Fn(char) -> bool, with: char) -> String {
-    text.chars()
-        .flat_map(|c| match keep(c) {
-            true => std::iter::repeat_n(c, 1),
-            false => std::iter::repeat_n(with, c.len_utf16()),
-        })
-        .collect()
 }
 
 #[cfg(test)]

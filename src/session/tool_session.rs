@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::mcp_servers::McpServers;
 use crate::auth::Bearer;
-use crate::auth::SlotRef;
 use crate::observer::SessionId;
 use crate::state::ListChangedNotifier;
 use crate::state::{SessionState, Shared};
@@ -246,7 +245,7 @@ impl Drop for ToolSession {
         // revocation wakes; its connections give their slots up (pending
         // again, first to be shed): a dead session holds no place in any
         // share.
-        self.shared.slab.revoke(SlotRef::of(&self.bearer));
+        self.shared.slab.revoke(self.bearer.at);
         self.state.revoke();
         // The bearer in them is dead now; the files go too. A file someone
         // already removed is no error.

@@ -27,18 +27,19 @@
 //!
 //! Ids are compared in constant time anyway: cheap, and it keeps one
 //! client's handle from being learnt a byte at a time by another that holds
-//! the same bearer. Each comparison XORs the id as two 128-bit halves and
-//! asks `subtle` once whether anything differs, rather than comparing 32
-//! bytes one by one, each behind `subtle`'s fence.
+//! the same bearer. Each comparison ORs together the XOR of every pair of
+//! bytes, with no branch, and asks `subtle` once whether anything differs,
+//! rather than comparing 32 bytes one by one, each behind `subtle`'s fence.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::io::Write as _;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use subtle::ConstantTimeEq;
 
 use crate::state::list_changed::{Audience, ListChanges};
+use crate::state::lock::lock;
 
 /// Length of an id's text: 16 random bytes in hex.
 const ID_LEN: usize = 32;
@@ -119,11 +120,6 @@ pub(crate) struct McpSessions {
 }
 
 impl McpSessions {
-    fn open(&self) -> MutexGuard<'_, VecDeque<Arc<McpSession>>> {
-        // Nothing panics while holding it; a poisoned lock's data is whole.
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Mints an MCP session at `version`, ending the oldest when `limit`
     /// are open already. Its streams will announce changes after the
     /// current one: the client lists its tools after `initialize` anyway.
@@ -153,7 +149,7 @@ impl McpSessions {
             audience: Audience::starting_at(changes.generation()),
             client_info,
         });
-        let mut open = self.open();
+        let mut open = lock(&self.open);
         let excess = (open.len() + 1).saturating_sub(limit).min(open.len());
         for oldest in open.drain(..excess) {
             changes.end_audience(&oldest.audience);
@@ -164,44 +160,34 @@ impl McpSessions {
 
     /// The open MCP session with this id, if any.
     pub(crate) fn find(&self, id: &[u8]) -> Option<Arc<McpSession>> {
-        let presented = halves(id.try_into().ok()?);
-        self.open()
+        let presented: &[u8; ID_LEN] = id.try_into().ok()?;
+        lock(&self.open)
             .iter()
             .find(|session| {
-                let (low, high) = halves(&session.id);
-                let differ = (low ^ presented.0) | (high ^ presented.1);
-                // subtle compares u128 only with its `i128` feature: fold.
-                let folded = (differ >> 64) as u64 | differ as u64;
-                bool::from(folded.ct_eq(&0))
+                let pairs = session.id.iter().zip(presented);
+                let differ = pairs.fold(0, |differ, (a, b)| differ | (a ^ b));
+                bool::from(differ.ct_eq(&0))
             })
             .cloned()
     }
 
     /// Ends `session` (`DELETE`): its id is unknown from now on and its
-    /// streams end. False when it had ended already.
-    pub(crate) fn end(&self, session: &McpSession, changes: &ListChanges) -> bool {
-        let mut open = self.open();
+    /// streams end. Nothing when it had ended already.
+    pub(crate) fn end(&self, session: &McpSession, changes: &ListChanges) {
+        let mut open = lock(&self.open);
         let at = open.iter().position(|s| std::ptr::eq(&**s, session));
-        let Some(ended) = at.and_then(|at| open.remove(at)) else {
-            return false;
-        };
+        let ended = at.and_then(|at| open.remove(at));
         drop(open);
-        changes.end_audience(&ended.audience);
-        true
+        if let Some(ended) = ended {
+            changes.end_audience(&ended.audience);
+        }
     }
 
     /// How many are open.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.open().len()
+        lock(&self.open).len()
     }
-}
-
-/// An id's text as two integers, for a comparison in two steps.
-fn halves(id: &[u8; ID_LEN]) -> (u128, u128) {
-    let (low, high) = id.split_at(ID_LEN / 2);
-    let half = |bytes: &[u8]| u128::from_le_bytes(bytes.try_into().expect("half of 32"));
-    (half(low), half(high))
 }
 
 #[cfg(test)]
@@ -239,8 +225,9 @@ mod tests {
         assert!(first.audience().is_ended(), "and its streams with it");
         assert!(!second.audience().is_ended());
 
-        assert!(sessions.end(&second, &changes));
-        assert!(!sessions.end(&second, &changes), "ended once");
+        sessions.end(&second, &changes);
+        sessions.end(&second, &changes); // ended once: nothing more
+        assert_eq!(sessions.len(), 1);
         assert!(second.audience().is_ended());
         assert!(sessions.find(second.id()).is_none());
         assert!(sessions.find(third.id()).is_some());

@@ -2,25 +2,25 @@
 //!
 //! - `shared.rs`: `Shared`, the host's limits and revocation slab that every
 //!   connection and guard share; each session's `SessionState` (which holds
-//!   its surface, so this folder sits above `surface/`); and
+//!   its surface, so this folder sits above `surface/`), with its calls in
+//!   flight, for cancellation, each held by a `Registration`, and which
+//!   tools its latest listing declared an `outputSchema` for; and
 //!   the `Lease` a request holds on its session;
-//! - `in_flight.rs`, `entry.rs`: a session's calls in flight, for
-//!   cancellation; the gate that makes "no call starts after the guard's
+//! - `entry.rs`: the gate that makes "no call starts after the guard's
 //!   drop returns" exact;
 //! - `list_changed/`: the one owner of a session's list changes — the
 //!   signal ([`ListChangedNotifier`]), the streams and audiences that
 //!   deliver it, the count of listings, and the hold on a call's result
 //!   until its change is delivered and re-listed;
-//! - `output_schemas.rs`: which tools a session's latest listing declared
-//!   an `outputSchema` for;
 //! - `mcp_session.rs`: the `Mcp-Session-Id`s that legacy `initialize`s
-//!   mint inside a bearer's session, and the per-bearer cap.
+//!   mint inside a bearer's session, and the per-bearer cap;
+//! - `lock.rs`: how every lock above (and the guard's list of config
+//!   files) is taken, poisoned or not.
 
 mod entry;
-mod in_flight;
 mod list_changed;
+mod lock;
 mod mcp_session;
-mod output_schemas;
 mod shared;
 
 pub use list_changed::ListChangedNotifier;
@@ -29,5 +29,6 @@ pub(crate) use entry::FirstPoll;
 #[cfg(test)]
 pub(crate) use list_changed::COALESCE;
 pub(crate) use list_changed::{AnnouncementWindow, Audience, StreamRefused, StreamSlot};
+pub(crate) use lock::lock;
 pub(crate) use mcp_session::{McpSession, McpSessionHeader};
 pub(crate) use shared::{Lease, SessionState, Shared};

@@ -103,7 +103,7 @@ fn fixture_with(config: ToolHostConfig) -> Fixture {
         shared,
         session,
         lease,
-        at: SlotRef::of(&bearer),
+        at: bearer.at,
     }
 }
 

@@ -4,11 +4,12 @@
 //! waits). It builds on `audience.rs`; `notifier.rs` builds on it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::state::lock::lock;
 use crate::util::{wait_for, waiting_at_most};
 
 use super::audience::Audience;
@@ -171,7 +172,7 @@ impl ListChanges {
                 (open < limit).then_some(open + 1)
             })
             .map_err(|_| refused)?;
-        let mut listening = self.listening();
+        let mut listening = lock(&self.listening);
         if audience.open.fetch_add(1, Ordering::SeqCst) == 0 {
             listening.push(Arc::clone(&audience));
         }
@@ -180,13 +181,6 @@ impl ListChanges {
             changes: Arc::clone(self),
             audience,
         })
-    }
-
-    fn listening(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Audience>>> {
-        // Nothing panics while holding it; a poisoned lock's data is whole.
-        self.listening
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Waits on `notify`, at most `within`, until `done` says so (true) or
@@ -211,7 +205,7 @@ impl ListChanges {
     /// revocation.
     pub(crate) async fn delivered(&self, generation: u64, within: Duration) -> bool {
         self.wait_until(&self.progressed, within, || {
-            self.listening().iter().all(|audience| {
+            lock(&self.listening).iter().all(|audience| {
                 audience.is_ended() || audience.delivered.load(Ordering::Acquire) >= generation
             })
         })
@@ -279,7 +273,7 @@ impl StreamSlot {
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        let mut listening = self.changes.listening();
+        let mut listening = lock(&self.changes.listening);
         if self.audience.open.fetch_sub(1, Ordering::SeqCst) == 1 {
             listening.retain(|a| !Arc::ptr_eq(a, &self.audience));
         }

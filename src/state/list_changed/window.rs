@@ -35,18 +35,17 @@ impl AnnouncementWindow {
         let Some(until) = self.quiet_until else {
             return true;
         };
-        if Instant::now() >= until {
+        // The clock first: a window that has closed needs no timer.
+        let closed = Instant::now() >= until || {
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
+            timer.as_mut().poll(cx).is_ready()
+        };
+        if closed {
             self.timer = None;
-            return true;
         }
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
-        if timer.as_mut().poll(cx).is_ready() {
-            self.timer = None;
-            return true;
-        }
-        false
+        closed
     }
 
     /// A change is being announced: the window opens now.
