@@ -74,10 +74,7 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
     let message = match jsonrpc::parse(body, &mut params) {
         Parsed::Single(message) => message,
         Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
-        unread => {
-            let error = unread.parse_error();
-            return told(lease, request, Reply::malformed(&error), error.code);
-        }
+        Parsed::Unread(error) => return told(lease, request, Reply::malformed(&error), error.code),
     };
     let mut out = Vec::with_capacity(256);
     match handle_message(lease, request, message, Framing::Single, &mut out).await {
