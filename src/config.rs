@@ -257,14 +257,10 @@ impl ToolHostConfig {
             .unwrap_or(self.max_connections.div_ceil(2))
     }
 
-    /// Refuses a config the host cannot honour, naming the field.
+    /// Refuses a config the host cannot honour, naming the field: the name
+    /// and the address, then every size, count and duration (positive),
+    /// then the limits bounded on both sides.
     pub(crate) fn validate(&self) -> Result<(), Error> {
-        self.validate_identity()?;
-        self.validate_limits()
-    }
-
-    /// The name and the address.
-    fn validate_identity(&self) -> Result<(), Error> {
         let name_ok = (1..=64).contains(&self.server_name.len())
             && self
                 .server_name
@@ -280,37 +276,25 @@ impl ToolHostConfig {
                 "bind_addr must be a loopback address",
             ));
         }
-        Ok(())
-    }
-
-    /// Every size, count and duration: positive, and within its range.
-    fn validate_limits(&self) -> Result<(), Error> {
-        // The field, and what else its message says.
-        let counts = [
-            ("max_body_bytes", self.max_body_bytes),
-            ("max_sessions", self.max_sessions as usize),
-            ("max_batch_len", self.max_batch_len),
-            ("max_streams_per_session", self.max_streams_per_session),
+        // Each field that must be positive, and whether it is zero: the
+        // counts, then the durations.
+        let zero = [
+            ("max_body_bytes", self.max_body_bytes == 0),
+            ("max_sessions", self.max_sessions == 0),
+            ("max_batch_len", self.max_batch_len == 0),
+            ("max_streams_per_session", self.max_streams_per_session == 0),
             (
                 "max_mcp_sessions_per_session",
-                self.max_mcp_sessions_per_session,
+                self.max_mcp_sessions_per_session == 0,
             ),
-            ("max_parsed_bytes", self.max_parsed_bytes),
+            ("max_parsed_bytes", self.max_parsed_bytes == 0),
+            ("header_read_timeout", self.header_read_timeout.is_zero()),
+            ("body_read_timeout", self.body_read_timeout.is_zero()),
+            ("call_timeout", self.call_timeout == Some(Duration::ZERO)),
+            ("sse_keep_alive", self.sse_keep_alive.is_zero()),
+            ("write_stall_timeout", self.write_stall_timeout.is_zero()),
         ];
-        let times = [
-            ("header_read_timeout", self.header_read_timeout),
-            ("body_read_timeout", self.body_read_timeout),
-            ("call_timeout", self.call_timeout.unwrap_or(Duration::MAX)),
-            ("sse_keep_alive", self.sse_keep_alive),
-            ("write_stall_timeout", self.write_stall_timeout),
-        ];
-        let zero = (counts.iter().find(|(_, n)| *n == 0).map(|(field, _)| field)).or_else(|| {
-            times
-                .iter()
-                .find(|(_, t)| t.is_zero())
-                .map(|(field, _)| field)
-        });
-        if let Some(&field) = zero {
+        if let Some(&(field, _)) = zero.iter().find(|(_, zero)| *zero) {
             // `call_timeout` alone may be None, and the message says so.
             let also = (field == "call_timeout").then_some(" (or None for no limit)");
             let also = also.unwrap_or_default();

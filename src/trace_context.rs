@@ -136,12 +136,17 @@ pub(crate) fn valid_baggage(value: &str) -> Option<&str> {
 /// A baggage member's `key=value`, or one of its properties (`key` or
 /// `key=value`, when not `value_needed`).
 fn baggage_part(part: &[u8], value_needed: bool) -> bool {
-    let token = |t: &[u8]| !t.is_empty() && all_in(t, TOKEN);
     let part = ows(part);
     match part.iter().position(|&b| b == b'=') {
-        Some(at) => token(ows(&part[..at])) && all_in(ows(&part[at + 1..]), BAGGAGE_VALUE),
-        None => !value_needed && token(part),
+        Some(at) => is_token(ows(&part[..at])) && all_in(ows(&part[at + 1..]), BAGGAGE_VALUE),
+        None => !value_needed && is_token(part),
     }
+}
+
+/// Whether `text` is an HTTP token (RFC 9110 §5.6.2: `token = 1*tchar`): a
+/// baggage key, and the name of an `x-mcp-header` (`protocol/`).
+pub(crate) fn is_token(text: &[u8]) -> bool {
+    !text.is_empty() && all_in(text, TOKEN)
 }
 
 /// The byte classes of the checks above, one bit each, in one table: a
@@ -175,7 +180,7 @@ const CLASSES: [u8; 256] = {
         if matches!(b, b' '..=b'~') && b != b',' && b != b'=' {
             class |= STATE_VALUE;
         }
-        if b.is_ascii_alphanumeric() || one_of(b, b"!#$%&'*+-.^_`|~") {
+        if b.is_ascii_alphanumeric() {
             class |= TOKEN;
         }
         if b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\') {
@@ -187,24 +192,19 @@ const CLASSES: [u8; 256] = {
         table[b as usize] = class;
         b += 1;
     }
+    // RFC 9110's `tchar` punctuation, by a loop: `contains` cannot run in
+    // a `const`.
+    let punctuation = b"!#$%&'*+-.^_`|~";
+    let mut i = 0;
+    while i < punctuation.len() {
+        table[punctuation[i] as usize] |= TOKEN;
+        i += 1;
+    }
     table
 };
 
 /// Whether every byte of `bytes` is of `class`. Never inlined: called on
 /// ranges of known length, it would be unrolled for each.
-/// Whether `b` is one of `set`'s bytes, in a `const` context (where
-/// `contains` cannot run): RFC 9110's `tchar` punctuation.
-const fn one_of(b: u8, set: &[u8]) -> bool {
-    let mut i = 0;
-    while i < set.len() {
-        if set[i] == b {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
-
 #[inline(never)]
 fn all_in(bytes: &[u8], class: u8) -> bool {
     bytes.iter().all(|&b| CLASSES[usize::from(b)] & class != 0)

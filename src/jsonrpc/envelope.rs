@@ -93,20 +93,11 @@ pub(crate) struct Envelope<'a> {
     pub(crate) id: Option<&'a str>,
     pub(crate) jsonrpc: Option<&'a str>,
     pub(crate) method: Option<&'a str>,
-    /// What `params` holds; an object's members are in the [`RawMembers`]
-    /// given to [`read`].
-    pub(crate) params: Option<RawParams>,
+    /// `params`, whose first byte says what it holds; an object's members
+    /// are in the [`RawMembers`] given to [`read`].
+    pub(crate) params: Option<&'a str>,
     /// Whether a `result` or `error` member is present.
     pub(crate) answers: bool,
-}
-
-/// What the envelope's `params` member holds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum RawParams {
-    Object,
-    Array,
-    /// A string, a number, `true`, `false` or `null`.
-    Scalar,
 }
 
 /// An object's members as written: keys without escapes, values as raw
@@ -233,18 +224,17 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// `params`, at level 2, its members indexed when it is an object.
-    fn params(&mut self, members: &mut RawMembers<'a>) -> Option<RawParams> {
-        match self.peek()? {
-            b'{' => {
-                // A repeated `params`: the last one counts.
-                members.len = 0;
-                self.object(|scan, key| members.push(key, scan.value(2)?))?;
-                Some(RawParams::Object)
-            }
-            b'[' => self.value(1).map(|_| RawParams::Array),
-            _ => self.value(1).map(|_| RawParams::Scalar),
+    /// `params`, as raw text; its members, at level 2, indexed when it is
+    /// an object.
+    fn params(&mut self, members: &mut RawMembers<'a>) -> Option<&'a str> {
+        if self.peek()? != b'{' {
+            return self.value(1);
         }
+        let start = self.pos;
+        // A repeated `params`: the last one counts.
+        members.len = 0;
+        self.object(|scan, key| members.push(key, scan.value(2)?))?;
+        self.text.get(start..self.pos)
     }
 
     /// After a key: whitespace, `:`, whitespace.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 #[cfg(test)]
 use super::envelope::MAX_PARAMS_MEMBERS;
-use super::envelope::{self, Envelope, RawMembers, RawParams};
+use super::envelope::{self, Envelope, RawMembers};
 #[cfg(any(test, feature = "bench-internals"))]
 use super::message::member_value;
 use super::message::{code, raw_string, take, ErrorObject, Message, Params, Request};
@@ -21,28 +21,12 @@ pub(crate) enum Parsed<'a> {
     Single(Message<'a>),
     /// A JSON array: a 2025-03-26 batch, its members not yet classified.
     Batch(Vec<Value>),
-    /// Not JSON at all.
-    NotJson,
-    /// JSON, holding a number beyond a double's range (`1e309`, an integer
-    /// of 310 digits): valid JSON that serde_json, which reads every
-    /// number that is not an integer of 64 bits as a double, cannot hold.
-    NumberOutOfRange,
-}
-
-impl Parsed<'_> {
-    /// The error for a body that was not read: not JSON, or holding a
-    /// number no double holds. (`-32700` with no id: nothing of it is
-    /// read.)
-    pub(crate) fn parse_error(&self) -> ErrorObject {
-        let what = match self {
-            Parsed::NumberOutOfRange => {
-                "Parse error: the body holds a number beyond a double's range \
-                 (about 1.8e308), which this host cannot read"
-            }
-            _ => "Parse error: the body is not JSON",
-        };
-        ErrorObject::new(code::PARSE_ERROR, what)
-    }
+    /// Not read: not JSON at all, or JSON holding a number beyond a
+    /// double's range (`1e309`, an integer of 310 digits), valid JSON that
+    /// serde_json, which reads every number that is not an integer of 64
+    /// bits as a double, cannot hold. The `-32700` error to answer with
+    /// (with no id: nothing of the body is read) says which.
+    Unread(ErrorObject),
 }
 
 /// Reads a POST body.
@@ -67,16 +51,18 @@ pub(crate) fn parse<'a>(body: &'a [u8], params: &'a mut RawMembers<'a>) -> Parse
     }
     // JSON is UTF-8 throughout, so a body that is not is refused here as
     // serde_json would refuse it.
-    match std::str::from_utf8(body).map(str::parse::<Value>) {
-        Ok(Ok(Value::Array(batch))) => Parsed::Batch(batch),
-        Ok(Ok(single)) => Parsed::Single(classify(single)),
+    let what = match std::str::from_utf8(body).map(str::parse::<Value>) {
+        Ok(Ok(Value::Array(batch))) => return Parsed::Batch(batch),
+        Ok(Ok(single)) => return Parsed::Single(classify(single)),
         // serde_json's own words for its `NumberOutOfRange`: it reports
         // that error as a syntax error, as it does every other.
         Ok(Err(error)) if error.to_string().starts_with("number out of range") => {
-            Parsed::NumberOutOfRange
+            "Parse error: the body holds a number beyond a double's range \
+             (about 1.8e308), which this host cannot read"
         }
-        _ => Parsed::NotJson,
-    }
+        _ => "Parse error: the body is not JSON",
+    };
+    Parsed::Unread(ErrorObject::new(code::PARSE_ERROR, what))
 }
 
 /// The members classification reads, from either way of reading a message.
@@ -127,10 +113,10 @@ fn classify_envelope<'a>(
         id: envelope.id.map(str::parse::<Value>).transpose().ok()?,
         version_2_0: envelope.jsonrpc.and_then(raw_string).as_deref() == Some("2.0"),
         method: envelope.method.map(raw_string),
-        params: envelope.params.map(|params| match params {
-            RawParams::Object => Ok(Params::Raw(members)),
-            RawParams::Array => Err(code::INVALID_PARAMS),
-            RawParams::Scalar => Err(code::INVALID_REQUEST),
+        params: envelope.params.map(|raw| match raw.as_bytes().first() {
+            Some(b'{') => Ok(Params::Raw(members)),
+            Some(b'[') => Err(code::INVALID_PARAMS),
+            _ => Err(code::INVALID_REQUEST),
         }),
         answers: envelope.answers,
     }))
@@ -212,7 +198,7 @@ fn summary(message: Message<'_>) -> Value {
 }
 
 /// Whether [`parse`] reads `body` as reading it whole into one [`Value`]
-/// through [`classify`] does: the same message, or `NotJson` exactly when
+/// through [`classify`] does: the same message, or `Unread` exactly when
 /// serde_json refuses the body. And whether the fast reading kept its
 /// promise: what it accepts, serde_json reads, every member too. The
 /// tests' and the fuzz target's oracle.
@@ -221,21 +207,15 @@ pub(crate) fn reads_agree(body: &[u8]) -> bool {
     let general = serde_json::from_slice::<Value>(body);
     let mut members = RawMembers::default();
     if let Some(fast) = envelope::read(body, &mut members) {
-        let parses = |raw: &str| serde_json::from_str::<Value>(raw).is_ok();
-        let members_parse = match fast.params {
-            Some(RawParams::Object) => members.iter().all(|(_, raw)| parses(raw)),
-            _ => true,
-        };
-        let envelope_parses = [fast.id, fast.jsonrpc, fast.method]
-            .into_iter()
-            .flatten()
-            .all(parses);
-        if general.is_err() || !members_parse || !envelope_parses {
+        let envelope = [fast.id, fast.jsonrpc, fast.method, fast.params];
+        let members = members.iter().map(|(_, raw)| raw);
+        let mut raw = envelope.into_iter().flatten().chain(members);
+        if general.is_err() || !raw.all(|raw| serde_json::from_str::<Value>(raw).is_ok()) {
             return false;
         }
     }
     match (parse(body, &mut RawMembers::default()), general) {
-        (Parsed::NotJson | Parsed::NumberOutOfRange, Err(_)) => true,
+        (Parsed::Unread(_), Err(_)) => true,
         (Parsed::Batch(batch), Ok(Value::Array(general))) => batch == general,
         (Parsed::Single(message), Ok(general)) => {
             !general.is_array() && summary(message) == summary(classify(general))
@@ -255,8 +235,7 @@ mod tests {
         match parse(body, &mut RawMembers::default()) {
             Parsed::Single(message) => summary(message),
             Parsed::Batch(_) => json!(["batch", null, null, null, null]),
-            Parsed::NotJson => json!(["not json", null, null, null, null]),
-            Parsed::NumberOutOfRange => json!(["number out of range", null, null, null, null]),
+            Parsed::Unread(error) => json!(["unread", null, error.code, error.message, null]),
         }
     }
 

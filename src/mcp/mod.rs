@@ -75,8 +75,8 @@ pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: 
     let message = match jsonrpc::parse(body, &mut params) {
         Parsed::Single(message) => message,
         Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
-        unread => {
-            return refused(lease, request, &unread.parse_error(), ReplyClass::Malformed);
+        Parsed::Unread(error) => {
+            return refused(lease, request, &error, ReplyClass::Malformed);
         }
     };
     let mut out = Vec::with_capacity(256);

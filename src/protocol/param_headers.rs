@@ -34,6 +34,7 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::era::{decode_header_value, header_mismatch, ParamHeaders};
+use crate::trace_context::is_token;
 
 /// How deep a schema may nest before [`bindings`] gives up on it, so a
 /// schema built in code cannot exhaust the stack (serde_json's parser
@@ -143,7 +144,7 @@ fn binding(
     path: &[Box<str>],
     reachable: bool,
 ) -> Result<HeaderBinding, String> {
-    let Some(name) = annotation.as_str().filter(|name| is_token(name)) else {
+    let Some(name) = annotation.as_str().filter(|name| is_token(name.as_bytes())) else {
         return Err(format!(
             "x-mcp-header must be a non-empty HTTP token (letters, digits and !#$%&'*+-.^_`|~), not {annotation}"
         ));
@@ -167,14 +168,6 @@ fn binding(
         name: name.into(),
         path: path.into(),
     })
-}
-
-/// RFC 9110 §5.6.2: `token = 1*tchar`.
-fn is_token(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Checks a modern `tools/call`'s `Mcp-Param-*` headers against its

@@ -2,10 +2,12 @@
 //!
 //! - `shared.rs`: `Shared`, the host's limits and revocation slab that every
 //!   connection and guard share; each session's `SessionState` (which holds
-//!   its surface, so this folder sits above `surface/`), with its calls in
-//!   flight, for cancellation, each held by a `Registration`, and which
-//!   tools its latest listing declared an `outputSchema` for; and
-//!   the `Lease` a request holds on its session;
+//!   its surface, so this folder sits above `surface/`); and the `Lease` a
+//!   request holds on its session;
+//! - `in_flight.rs`: a session's calls in flight, for cancellation, each
+//!   held by a `Registration`;
+//! - `output_schemas.rs`: which tools a session's latest listing declared
+//!   an `outputSchema` for;
 //! - `entry.rs`: the gate that makes "no call starts after the guard's
 //!   drop returns" exact;
 //! - `list_changed/`: the one owner of a session's list changes — the
@@ -18,9 +20,11 @@
 //!   files) is taken, poisoned or not.
 
 mod entry;
+mod in_flight;
 mod list_changed;
 mod lock;
 mod mcp_session;
+mod output_schemas;
 mod shared;
 
 pub use list_changed::ListChangedNotifier;

@@ -20,15 +20,13 @@ use crate::config::ToolHostConfig;
 use crate::conn::SessionShare;
 use crate::error::Error;
 use crate::observer::SessionId;
-use crate::protocol::Era;
 use crate::protocol::ServerInfo;
 use crate::state::entry::{Entry, EntryGate};
 use crate::state::list_changed::ListChanges;
 use crate::state::lock::lock;
 use crate::state::mcp_session::{McpSession, McpSessions};
 use crate::surface::{AtomicLogLevel, CancelSignal, DynSurface};
-use crate::tool::Tool;
-use crate::util::{wait_for, Latch};
+use crate::util::Latch;
 
 /// State shared by the accept loop, every connection, every request and
 /// every session guard. Sessions keep it alive, so a guard outliving its
@@ -171,18 +169,18 @@ pub(crate) struct SessionState {
     /// by id), or all at once when the guard is dropped. A `Vec`, not a
     /// map: a session rarely has more than a few calls at once, and a scan
     /// of a few entries beats hashing a JSON id.
-    in_flight: Mutex<Vec<(Value, CancelSignal)>>,
+    pub(super) in_flight: Mutex<Vec<(Value, CancelSignal)>>,
     /// Woken whenever `in_flight` becomes empty.
-    drained: Notify,
+    pub(super) drained: Notify,
     entry: EntryGate,
     /// The session's list changes, for its notifiers, streams and calls.
-    list_changes: Arc<ListChanges>,
+    pub(super) list_changes: Arc<ListChanges>,
     /// Whether `with_output_schema` may be non-empty; read without the
     /// lock, so surfaces that declare no `outputSchema` never take it.
-    any_output_schema: AtomicBool,
+    pub(super) any_output_schema: AtomicBool,
     /// The tools its latest listing showed with an `outputSchema` (see
     /// [`declared_output_schema`](Self::declared_output_schema)).
-    with_output_schema: Mutex<Vec<Box<str>>>,
+    pub(super) with_output_schema: Mutex<Vec<Box<str>>>,
     /// The level `logging/setLevel` set (MCP 2025-11-25 and earlier), when
     /// the surface logs (asked once at open: then `logging` is advertised
     /// and `logging/setLevel` served).
@@ -229,41 +227,6 @@ impl SessionState {
         &self.list_changes
     }
 
-    /// A `tools/list` in `era` was answered with `tools`: which of them
-    /// it showed with an `outputSchema` is recorded, and the listing
-    /// counted.
-    pub(crate) fn listed(&self, tools: &[Tool], era: Era) {
-        let declaring =
-            |tool: &&Tool| era.has_structured_content() && tool.output_schema().is_some();
-        let any = tools.iter().any(|tool| declaring(&tool));
-        if any || self.any_output_schema.load(Ordering::Acquire) {
-            let names = tools
-                .iter()
-                .filter(declaring)
-                .map(|t| t.name().into())
-                .collect();
-            *lock(&self.with_output_schema) = names;
-            self.any_output_schema.store(any, Ordering::Release);
-        }
-        self.list_changes.listed();
-    }
-
-    /// Whether the latest listing showed `name` with an `outputSchema`.
-    ///
-    /// A client that listed a tool with an `outputSchema` checks each of
-    /// that tool's results against it, and treats a result without
-    /// `structuredContent` as an error (the TypeScript SDK's `callTool`, so
-    /// Claude and Gemini CLI). What it checks against is the schema *it
-    /// listed*, so the host keeps the names from the latest listing: a
-    /// call's result is judged by the listing the client holds, not by the
-    /// live list.
-    pub(crate) fn declared_output_schema(&self, name: &str) -> bool {
-        self.any_output_schema.load(Ordering::Acquire)
-            && lock(&self.with_output_schema)
-                .iter()
-                .any(|declared| &**declared == name)
-    }
-
     /// The level `logging/setLevel` set; `None` when the surface never
     /// logs.
     pub(crate) fn log_level(&self) -> Option<&AtomicLogLevel> {
@@ -285,38 +248,10 @@ impl SessionState {
         self.mcp_sessions.end(known, &self.list_changes);
     }
 
-    /// Registers a call with request id `id` as in flight (in `running`,
-    /// the host's count, too), for cancellation.
-    pub(crate) fn register_call<'a>(
-        &'a self,
-        running: &'a AtomicUsize,
-        id: Value,
-        signal: CancelSignal,
-    ) -> Registration<'a> {
-        lock(&self.in_flight).push((id, signal.clone()));
-        running.fetch_add(1, Ordering::Relaxed);
-        Registration {
-            session: self,
-            running,
-            signal,
-            finished: false,
-        }
-    }
-
     /// The last check before a call enters the surface, made inside the
     /// session's entry gate (see `entry.rs`).
     pub(crate) fn enter(&self, live: impl FnOnce() -> bool) -> Option<Entry<'_>> {
         self.entry.enter(live)
-    }
-
-    /// Cancels the call with request id `id`, if one is in flight. Ids
-    /// compare exactly: `"1"` and `1` are different requests.
-    pub(crate) fn cancel(&self, id: &Value) {
-        for (call_id, signal) in lock(&self.in_flight).iter() {
-            if call_id == id {
-                signal.cancel();
-            }
-        }
     }
 
     /// Counts a call the surface served (a success or a refusal).
@@ -337,52 +272,6 @@ impl SessionState {
         self.list_changes.revoke();
         self.entry.close();
         self.connections.revoke();
-    }
-
-    /// Resolves once none of its calls is in flight.
-    pub(crate) async fn drained(&self) {
-        wait_for(&self.drained, || {
-            lock(&self.in_flight).is_empty().then_some(())
-        })
-        .await;
-    }
-}
-
-/// A call's registration: in its session's list and in the host's count of
-/// running calls for as long as it lives. Dropping it (the call ended, or
-/// its future was dropped) removes both; if the call did not
-/// [`finish`](Self::finish), it also raises the call's cancellation signal,
-/// so work the tool moved out of its future learns that nobody waits for it
-/// any more.
-pub(crate) struct Registration<'a> {
-    session: &'a SessionState,
-    running: &'a AtomicUsize,
-    signal: CancelSignal,
-    finished: bool,
-}
-
-impl Registration<'_> {
-    /// The surface answered: the call ends normally when this is dropped.
-    pub(crate) fn finish(mut self) {
-        self.finished = true;
-    }
-}
-
-impl Drop for Registration<'_> {
-    fn drop(&mut self) {
-        let mut calls = lock(&self.session.in_flight);
-        if let Some(at) = calls.iter().position(|(_, s)| s.same_as(&self.signal)) {
-            calls.swap_remove(at);
-        }
-        let empty = calls.is_empty();
-        drop(calls);
-        if empty {
-            self.session.drained.notify_waiters();
-        }
-        if !self.finished {
-            self.signal.cancel();
-        }
-        self.running.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -415,65 +304,14 @@ impl Lease {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
+pub(super) mod tests {
     use super::*;
     use crate::surface::StaticSurface;
 
-    fn session() -> SessionState {
+    /// A session whose surface has no tools, for the state's unit tests.
+    pub(crate) fn session() -> SessionState {
         let executor = |_: String, _: Value| async { Ok::<_, String>(Value::Null) };
         let surface = Arc::new(StaticSurface::new(vec![], executor).unwrap());
         SessionState::new(SessionId(1), surface)
-    }
-
-    /// A registration is listed and counted while it lives; dropped
-    /// unfinished it raises its signal, finished it does not; a
-    /// cancellation by id reaches only that call, a revocation every one.
-    #[tokio::test]
-    async fn registrations_list_count_and_cancel() {
-        let session = session();
-        let running = AtomicUsize::new(0);
-        let (first, second) = (CancelSignal::default(), CancelSignal::default());
-        let a = session.register_call(&running, json!(1), first.clone());
-        let b = session.register_call(&running, json!("1"), second.clone());
-        assert_eq!(running.load(Ordering::Relaxed), 2);
-        session.cancel(&json!("1"));
-        assert!(second.is_cancelled() && !first.is_cancelled());
-        a.finish();
-        assert!(!first.is_cancelled(), "a finished call is not cancelled");
-        assert_eq!(running.load(Ordering::Relaxed), 1);
-        drop(b);
-        assert_eq!(running.load(Ordering::Relaxed), 0);
-        session.drained().await;
-        let third = CancelSignal::default();
-        let c = session.register_call(&running, json!(3), third.clone());
-        session.revoke();
-        assert!(third.is_cancelled());
-        drop(c);
-    }
-
-    #[test]
-    fn the_latest_listing_decides_which_tools_declared_an_output_schema() {
-        let schema = json!({"type": "object"});
-        let typed = Tool::new("typed", "", schema.clone())
-            .unwrap()
-            .with_output_schema(schema.clone())
-            .unwrap();
-        let plain = Tool::new("plain", "", schema).unwrap();
-        let session = session();
-        let modern = Era::Modern("2026-07-28");
-        assert!(!session.declared_output_schema("typed"), "nothing listed");
-        session.listed(&[typed.clone(), plain.clone()], modern);
-        assert!(session.declared_output_schema("typed"));
-        assert!(!session.declared_output_schema("plain"));
-        // 2025-03-26 has no outputSchema: that listing declared none.
-        session.listed(&[typed.clone(), plain.clone()], Era::Legacy("2025-03-26"));
-        assert!(!session.declared_output_schema("typed"));
-        session.listed(&[typed], Era::Legacy("2025-06-18"));
-        assert!(session.declared_output_schema("typed"));
-        session.listed(&[plain], modern);
-        assert!(!session.declared_output_schema("typed"), "withdrawn");
-        assert_eq!(session.list_changes().listings(), 4);
     }
 }
