@@ -107,8 +107,25 @@ impl<'a> Params<'a> {
     }
 }
 
+/// Equal when their members are, a raw one as serde_json reads it: the
+/// two readings of a body agree on its params whatever form each gives.
+#[cfg(any(test, feature = "bench-internals"))]
+impl PartialEq for Params<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let members = |params: &Self| match params {
+            Self::Raw(members) => members
+                .iter()
+                .map(|(key, raw)| (key.to_owned(), member_value(raw)))
+                .collect(),
+            Self::Owned(members) => members.clone(),
+        };
+        members(self) == members(other)
+    }
+}
+
 /// A request: it has an id and wants exactly one response.
 #[derive(Debug)]
+#[cfg_attr(any(test, feature = "bench-internals"), derive(PartialEq))]
 pub(crate) struct Request<'a> {
     /// A string or an integer, echoed verbatim.
     pub(crate) id: Value,
@@ -117,8 +134,10 @@ pub(crate) struct Request<'a> {
     pub(crate) params: Option<Params<'a>>,
 }
 
-/// What one JSON value in a POST body is.
+/// What one JSON value in a POST body is. (Comparable for
+/// `read::reads_agree`, which checks that both readings agree.)
 #[derive(Debug)]
+#[cfg_attr(any(test, feature = "bench-internals"), derive(PartialEq))]
 pub(crate) enum Message<'a> {
     Request(Request<'a>),
     /// A method without an id: never answered, not even with an error.
@@ -152,7 +171,7 @@ pub(crate) fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
 /// `FromStr for Value` is not generic, so its parser is compiled once, in
 /// serde_json, rather than in this crate (on the embedder's critical path:
 /// see benches/JOURNAL.md, "What embedding costs").
-pub(super) fn member_value(raw: &str) -> Value {
+fn member_value(raw: &str) -> Value {
     let value = raw.parse::<Value>();
     debug_assert!(value.is_ok(), "the fast reading accepted {raw:?}");
     value.unwrap_or(Value::Null)

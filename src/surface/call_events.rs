@@ -32,13 +32,8 @@ pub(crate) const MAX_PENDING_LOG_BYTES: usize = 1024 * 1024;
 /// The logger name of the message that reports dropped log messages.
 const HOST_LOGGER: &str = "embacle-tool-host";
 
-/// One progress report waiting to be sent.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ProgressReport {
-    pub(crate) progress: f64,
-    pub(crate) total: Option<f64>,
-    pub(crate) message: Option<String>,
-}
+/// One progress report waiting to be sent: its progress, total and message.
+type ProgressReport = (f64, Option<f64>, Option<String>);
 
 /// The events of one streamed call, shared by its handles and its stream.
 #[derive(Debug, Default)]
@@ -103,11 +98,8 @@ impl CallEvents {
             return;
         }
         inner.last_progress = Some(progress);
-        inner.progress = Some(ProgressReport {
-            progress,
-            total: total.filter(|t| t.is_finite()),
-            message: message.map(str::to_owned),
-        });
+        let total = total.filter(|t| t.is_finite());
+        inner.progress = Some((progress, total, message.map(str::to_owned)));
         wake(inner);
     }
 
@@ -192,16 +184,16 @@ impl CallEvents {
     }
 
     /// The `notifications/progress` message that carries `report`.
-    pub(crate) fn progress_message(&self, report: &ProgressReport) -> Vec<u8> {
+    fn progress_message(&self, (progress, total, message): &ProgressReport) -> Vec<u8> {
         jsonrpc::notification(128, "notifications/progress", |params| {
             let token = self.progress_token.as_ref().unwrap_or(&Value::Null);
             params
                 .value("progressToken", token)
-                .value("progress", &report.progress.into());
-            if let Some(total) = report.total {
+                .value("progress", &(*progress).into());
+            if let Some(total) = *total {
                 params.value("total", &total.into());
             }
-            params.opt_str("message", report.message.as_deref());
+            params.opt_str("message", message.as_deref());
         })
     }
 }

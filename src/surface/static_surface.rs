@@ -95,11 +95,9 @@ impl<X: ToolExecutor> StaticSurface<X> {
     /// host could not tell which one a call means.
     pub fn new(tools: Vec<Tool>, executor: X) -> Result<Self, Error> {
         for (i, tool) in tools.iter().enumerate() {
-            if tools[..i].iter().any(|t| t.name() == tool.name()) {
-                return Err(Error::invalid_tool(format!(
-                    "two tools are named {:?}",
-                    tool.name()
-                )));
+            let name = tool.name();
+            if tools[..i].iter().any(|t| t.name() == name) {
+                return Err(Error::invalid_tool(format!("two tools are named {name:?}")));
             }
         }
         Ok(Self {
