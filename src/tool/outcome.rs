@@ -66,9 +66,8 @@ pub(crate) enum OutcomeKind {
         mirrored: bool,
         is_error: bool,
     },
-    Failed {
-        message: String,
-    },
+    /// A failure, with its message.
+    Failed(String),
 }
 
 impl ToolOutcome {
@@ -131,9 +130,7 @@ impl ToolOutcome {
     /// content for the model.
     pub fn failed(message: impl Into<String>) -> Self {
         Self {
-            kind: OutcomeKind::Failed {
-                message: message.into(),
-            },
+            kind: OutcomeKind::Failed(message.into()),
         }
     }
 
@@ -150,7 +147,7 @@ impl ToolOutcome {
 
     /// True for [`failed`](Self::failed).
     pub fn is_failed(&self) -> bool {
-        matches!(self.kind, OutcomeKind::Failed { .. })
+        matches!(self.kind, OutcomeKind::Failed(_))
     }
 
     /// The content blocks of a success or a refusal, in order (empty for a
@@ -158,7 +155,7 @@ impl ToolOutcome {
     pub fn content(&self) -> &[ContentBlock] {
         match &self.kind {
             OutcomeKind::Result { content, .. } => content.as_slice(),
-            OutcomeKind::Failed { .. } => &[],
+            OutcomeKind::Failed(_) => &[],
         }
     }
 
@@ -166,7 +163,7 @@ impl ToolOutcome {
     pub fn structured_content(&self) -> Option<&Value> {
         match &self.kind {
             OutcomeKind::Result { structured, .. } => structured.as_ref(),
-            OutcomeKind::Failed { .. } => None,
+            OutcomeKind::Failed(_) => None,
         }
     }
 
@@ -174,7 +171,7 @@ impl ToolOutcome {
     /// answers with a JSON-RPC error instead of a result.
     pub(crate) fn failure_message(&self) -> Option<&str> {
         match &self.kind {
-            OutcomeKind::Failed { message } => Some(message),
+            OutcomeKind::Failed(message) => Some(message),
             OutcomeKind::Result { .. } => None,
         }
     }
@@ -344,7 +341,7 @@ impl fmt::Debug for ToolOutcome {
                 .field("content", &content.as_slice())
                 .field("structured", structured)
                 .finish(),
-            OutcomeKind::Failed { message } => {
+            OutcomeKind::Failed(message) => {
                 f.debug_struct("Failed").field("message", message).finish()
             }
         }
