@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::tool_surface::ToolSurface;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::tool::{Tool, ToolOutcome};
 
 /// Runs the tools of a [`StaticSurface`].
@@ -96,10 +96,9 @@ impl<X: ToolExecutor> StaticSurface<X> {
     pub fn new(tools: Vec<Tool>, executor: X) -> Result<Self, Error> {
         for (i, tool) in tools.iter().enumerate() {
             if tools[..i].iter().any(|t| t.name() == tool.name()) {
-                return Err(Error::invalid_tool(format!(
-                    "two tools are named {:?}",
-                    tool.name()
-                )));
+                return Err(
+                    ErrorKind::InvalidTool.error(format!("two tools are named {:?}", tool.name()))
+                );
             }
         }
         Ok(Self {
