@@ -3,7 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::observer::Observer;
 
 /// Upper bound on `max_connections`: far above any file-descriptor limit.
@@ -267,14 +267,11 @@ impl ToolHostConfig {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         if !name_ok {
-            return Err(Error::invalid_config(
-                "server_name must be 1-64 characters of [A-Za-z0-9_-]",
-            ));
+            return Err(ErrorKind::InvalidConfig
+                .error("server_name must be 1-64 characters of [A-Za-z0-9_-]"));
         }
         if !self.bind_addr.is_loopback() {
-            return Err(Error::invalid_config(
-                "bind_addr must be a loopback address",
-            ));
+            return Err(ErrorKind::InvalidConfig.error("bind_addr must be a loopback address"));
         }
         // Each field that must be positive, and whether it is zero: the
         // counts, then the durations.
@@ -298,9 +295,7 @@ impl ToolHostConfig {
             // `call_timeout` alone may be None, and the message says so.
             let also = (field == "call_timeout").then_some(" (or None for no limit)");
             let also = also.unwrap_or_default();
-            return Err(Error::invalid_config(format!(
-                "{field} must be positive{also}"
-            )));
+            return Err(ErrorKind::InvalidConfig.error(format!("{field} must be positive{also}")));
         }
         self.validate_ranges()
     }
@@ -308,22 +303,19 @@ impl ToolHostConfig {
     /// The limits bounded on both sides.
     fn validate_ranges(&self) -> Result<(), Error> {
         if !(1..=MAX_CONNECTIONS_CEILING).contains(&self.max_connections) {
-            return Err(Error::invalid_config(
-                "max_connections must be between 1 and 1,000,000",
-            ));
+            return Err(
+                ErrorKind::InvalidConfig.error("max_connections must be between 1 and 1,000,000")
+            );
         }
         if self
             .max_connections_per_session
             .is_some_and(|n| !(1..=self.max_connections).contains(&n))
         {
-            return Err(Error::invalid_config(
-                "max_connections_per_session must be between 1 and max_connections",
-            ));
+            return Err(ErrorKind::InvalidConfig
+                .error("max_connections_per_session must be between 1 and max_connections"));
         }
         if self.max_header_bytes < 8192 {
-            return Err(Error::invalid_config(
-                "max_header_bytes must be at least 8192",
-            ));
+            return Err(ErrorKind::InvalidConfig.error("max_header_bytes must be at least 8192"));
         }
         Ok(())
     }

@@ -85,55 +85,6 @@ pub enum ErrorKind {
 }
 
 impl Error {
-    pub(crate) fn bind(source: io::Error) -> Self {
-        Self::of(ErrorKind::Bind, "", Some(source))
-    }
-
-    pub(crate) fn no_runtime() -> Self {
-        Self::of(ErrorKind::NoRuntime, "", None)
-    }
-
-    pub(crate) fn invalid_config(what: impl Into<Cow<'static, str>>) -> Self {
-        Self::of(ErrorKind::InvalidConfig, what, None)
-    }
-
-    pub(crate) fn invalid_tool(what: impl Into<String>) -> Self {
-        Self::of(ErrorKind::InvalidTool, what.into(), None)
-    }
-
-    pub(crate) fn session_limit() -> Self {
-        Self::of(ErrorKind::SessionLimit, "", None)
-    }
-
-    pub(crate) fn shut_down() -> Self {
-        Self::of(ErrorKind::ShutDown, "", None)
-    }
-
-    pub(crate) fn shutdown_forced() -> Self {
-        Self::of(ErrorKind::ShutdownForced, "", None)
-    }
-
-    pub(crate) fn unsupported_agent(why: String) -> Self {
-        Self::of(ErrorKind::UnsupportedAgent, why, None)
-    }
-
-    pub(crate) fn config_file(source: io::Error) -> Self {
-        Self::of(ErrorKind::ConfigFile, "", Some(source))
-    }
-
-    fn of(
-        kind: ErrorKind,
-        detail: impl Into<Cow<'static, str>>,
-        source: Option<io::Error>,
-    ) -> Self {
-        let detail = detail.into();
-        Self {
-            kind,
-            detail,
-            source,
-        }
-    }
-
     /// What went wrong, as a [`ErrorKind`] to match on.
     ///
     /// ```
@@ -154,24 +105,45 @@ impl Error {
     }
 }
 
+impl ErrorKind {
+    /// An error of this kind; `detail` is what its message says beyond the
+    /// kind (the refused field or tool and why, or why an agent cannot be
+    /// served), empty for the kinds whose message is fixed.
+    pub(crate) fn error(self, detail: impl Into<Cow<'static, str>>) -> Error {
+        Error {
+            kind: self,
+            detail: detail.into(),
+            source: None,
+        }
+    }
+
+    /// An error of this kind (`Bind`, `ConfigFile`) caused by `source`,
+    /// which [`source`](std::error::Error::source) yields.
+    pub(crate) fn io_error(self, source: io::Error) -> Error {
+        Error {
+            source: Some(source),
+            ..self.error("")
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let detail = &self.detail;
-        match self.kind {
-            ErrorKind::Bind => f.write_str("could not bind the tool host listener"),
-            ErrorKind::NoRuntime => {
-                f.write_str("the tool host must be bound inside a tokio runtime")
-            }
-            ErrorKind::InvalidConfig => write!(f, "invalid tool host config: {detail}"),
-            ErrorKind::InvalidTool => write!(f, "invalid tool: {detail}"),
-            ErrorKind::SessionLimit => f.write_str("the tool host's session limit is reached"),
-            ErrorKind::ShutDown => f.write_str("the tool host is shut down"),
+        // The fixed kinds' detail is empty; the others' follows its prefix.
+        let prefix = match self.kind {
+            ErrorKind::Bind => "could not bind the tool host listener",
+            ErrorKind::NoRuntime => "the tool host must be bound inside a tokio runtime",
+            ErrorKind::InvalidConfig => "invalid tool host config: ",
+            ErrorKind::InvalidTool => "invalid tool: ",
+            ErrorKind::SessionLimit => "the tool host's session limit is reached",
+            ErrorKind::ShutDown => "the tool host is shut down",
             ErrorKind::ShutdownForced => {
-                f.write_str("the shutdown's grace period passed before in-flight calls finished")
+                "the shutdown's grace period passed before in-flight calls finished"
             }
-            ErrorKind::UnsupportedAgent => f.write_str(detail),
-            ErrorKind::ConfigFile => f.write_str("could not write the agent's MCP config file"),
-        }
+            ErrorKind::UnsupportedAgent => "",
+            ErrorKind::ConfigFile => "could not write the agent's MCP config file",
+        };
+        write!(f, "{prefix}{}", self.detail)
     }
 }
 
@@ -180,10 +152,9 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)?;
-        if let Some(source) = &self.source {
-            write!(f, " ({source})")?;
-        }
-        Ok(())
+        self.source
+            .as_ref()
+            .map_or(Ok(()), |source| write!(f, " ({source})"))
     }
 }
 
@@ -198,41 +169,30 @@ mod tests {
     use super::*;
     use std::error::Error as _;
 
-    /// Each constructor has its own kind, and only the bind and
-    /// config-file errors carry a source.
+    /// Every kind reads as one lowercase line without a final period,
+    /// with or without a detail, and only the I/O errors carry a source.
     #[test]
-    fn kinds_are_distinct() {
+    fn messages_are_lines_and_io_errors_have_a_source() {
         let all = [
-            (
-                Error::bind(io::Error::from(io::ErrorKind::AddrInUse)),
-                ErrorKind::Bind,
-            ),
-            (Error::no_runtime(), ErrorKind::NoRuntime),
-            (Error::invalid_config("x"), ErrorKind::InvalidConfig),
-            (Error::invalid_tool("y"), ErrorKind::InvalidTool),
-            (Error::session_limit(), ErrorKind::SessionLimit),
-            (Error::shut_down(), ErrorKind::ShutDown),
-            (Error::shutdown_forced(), ErrorKind::ShutdownForced),
-            (
-                Error::unsupported_agent("the agent cannot".to_owned()),
-                ErrorKind::UnsupportedAgent,
-            ),
-            (
-                Error::config_file(io::Error::from(io::ErrorKind::AlreadyExists)),
-                ErrorKind::ConfigFile,
-            ),
+            ErrorKind::Bind.io_error(io::ErrorKind::AddrInUse.into()),
+            ErrorKind::NoRuntime.error(""),
+            ErrorKind::InvalidConfig.error("x"),
+            ErrorKind::InvalidTool.error(format!("y{}", 1)),
+            ErrorKind::SessionLimit.error(""),
+            ErrorKind::ShutDown.error(""),
+            ErrorKind::ShutdownForced.error(""),
+            ErrorKind::UnsupportedAgent.error("the agent cannot"),
+            ErrorKind::ConfigFile.io_error(io::ErrorKind::AlreadyExists.into()),
         ];
-        for (i, (e, kind)) in all.iter().enumerate() {
-            assert_eq!(e.kind(), *kind, "error {i}");
-            let others = all
-                .iter()
-                .filter(|(other, _)| other.kind() == *kind)
-                .count();
-            assert_eq!(others, 1, "{kind:?} is the kind of one error only");
+        for (i, e) in all.iter().enumerate() {
             assert_eq!(e.source().is_some(), i == 0 || i == 8);
             let text = e.to_string();
-            assert!(!text.ends_with('.'), "{text}");
+            assert!(!text.ends_with('.') && !text.contains('\n'), "{text}");
             assert_eq!(text.chars().next().map(|c| c.is_lowercase()), Some(true));
         }
+        assert_eq!(
+            ErrorKind::InvalidTool.error("y").to_string(),
+            "invalid tool: y"
+        );
     }
 }

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use crate::config::ToolHostConfig;
 use crate::conn::Admission;
 use crate::conn::Drain;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::http::serve_connection;
 use crate::session::ToolSession;
 use crate::state::Shared;
@@ -127,12 +127,14 @@ impl ToolHost {
     /// - [`ErrorKind::Bind`](crate::ErrorKind::Bind): the address could not be bound.
     pub async fn bind(config: ToolHostConfig) -> Result<Self, Error> {
         config.validate()?;
-        crate::conn::file_limit::check(config.max_connections).map_err(Error::invalid_config)?;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
-        let listener = TcpListener::bind(SocketAddr::new(config.bind_addr, config.port))
-            .await
-            .map_err(Error::bind)?;
-        let local_addr = listener.local_addr().map_err(Error::bind)?;
+        crate::conn::file_limit::check(config.max_connections)
+            .map_err(|why| ErrorKind::InvalidConfig.error(why))?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| ErrorKind::NoRuntime.error(""))?;
+        let address = SocketAddr::new(config.bind_addr, config.port);
+        let bind = |e| ErrorKind::Bind.io_error(e);
+        let listener = TcpListener::bind(address).await.map_err(bind)?;
+        let local_addr = listener.local_addr().map_err(bind)?;
         let shared = Arc::new(Shared::new(config, local_addr));
         let (stop_tx, stop_rx) = watch::channel(Stop::Running);
         let (stopped_tx, stopped_rx) = watch::channel(None);
@@ -177,7 +179,7 @@ impl ToolHost {
     /// - [`ErrorKind::ShutDown`](crate::ErrorKind::ShutDown): the host was shut down.
     pub fn open_session<S: ToolSurface>(&self, surface: Arc<S>) -> Result<ToolSession, Error> {
         if *self.inner.stop.borrow() != Stop::Running {
-            return Err(Error::shut_down());
+            return Err(ErrorKind::ShutDown.error(""));
         }
         let shared = &self.inner.shared;
         let (state, bearer) = shared.open_session(surface)?;
@@ -203,8 +205,7 @@ impl ToolHost {
     /// Idempotent, and safe to call from any clone. Open sessions stay open
     /// (their guards still revoke on drop), but nothing serves them.
     pub async fn shutdown(&self) {
-        self.inner.request_stop(Stop::Now);
-        self.wait_stopped().await;
+        self.stop(Stop::Now).await;
     }
 
     /// Stops the host gracefully: stops accepting, lets requests in flight
@@ -216,11 +217,10 @@ impl ToolHost {
     /// [`ErrorKind::ShutdownForced`](crate::ErrorKind::ShutdownForced) when `grace` passed and connections had
     /// to be closed with work in flight. The host is stopped either way.
     pub async fn shutdown_within(&self, grace: Duration) -> Result<(), Error> {
-        self.inner.request_stop(Stop::Drain(Instant::now() + grace));
-        self.wait_stopped().await;
-        // The loop gone without a word stopped at once: nothing to drain.
-        let drained = self.inner.stopped.borrow().unwrap_or(true);
-        drained.then_some(()).ok_or_else(Error::shutdown_forced)
+        let drained = self.stop(Stop::Drain(Instant::now() + grace)).await;
+        drained
+            .then_some(())
+            .ok_or_else(|| ErrorKind::ShutdownForced.error(""))
     }
 
     /// The state every request shares (for `bench_support`).
@@ -229,11 +229,17 @@ impl ToolHost {
         &self.inner.shared
     }
 
-    async fn wait_stopped(&self) {
+    /// Asks the accept loop to stop as `wanted` says, waits until it and
+    /// every connection have, and returns whether the drain, if any,
+    /// finished in time.
+    async fn stop(&self, wanted: Stop) -> bool {
+        self.inner.request_stop(wanted);
         let mut stopped = self.inner.stopped.clone();
         // An error means the accept loop is gone, which is stopped too.
         let _ = stopped.wait_for(Option::is_some).await;
         self.inner.tell_refusals();
+        // The loop gone without a word stopped at once: nothing to drain.
+        self.inner.stopped.borrow().unwrap_or(true)
     }
 }
 

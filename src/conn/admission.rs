@@ -64,8 +64,9 @@ const SHED: u8 = 2;
 const ENDED: u8 = 3;
 
 /// One connection's admission state, shared by the table, the connection's
-/// task and its requests.
-#[derive(Debug)]
+/// task and its requests. Its default is a connection accepted now, pending
+/// (`PENDING` is 0), charged to no session, outside any table.
+#[derive(Debug, Default)]
 pub(crate) struct Connection {
     state: AtomicU8,
     /// Raised when the connection is shed; its task closes it.
@@ -93,20 +94,7 @@ impl Connection {
     /// A connection outside any table (the fuzz and bench harnesses).
     #[cfg(feature = "bench-internals")]
     pub(crate) fn detached() -> Arc<Self> {
-        Arc::new(Self::new(None, Weak::new()))
-    }
-
-    fn new(addresses: Option<(SocketAddr, SocketAddr)>, admission: Weak<Admission>) -> Self {
-        Self {
-            addresses,
-            state: AtomicU8::new(PENDING),
-            shed: Notify::new(),
-            admission,
-            activity: Activity::new(),
-            charge: Mutex::new(None),
-            charged_to: AtomicPtr::new(std::ptr::null_mut()),
-            peer_verified: AtomicBool::new(false),
-        }
+        Arc::default()
     }
 
     /// When a request was last in service on this connection.
@@ -145,24 +133,19 @@ impl Connection {
             share.give_back();
             return true;
         }
-        let moved_from = charge.replace(Arc::clone(share));
-        self.charged_to
-            .store(Arc::as_ptr(share).cast_mut(), Ordering::Release);
+        self.charge_to(&mut charge, Some(share));
         drop(charge);
-        if let Some(old) = moved_from {
-            old.give_back();
-        }
         share.enlist(self, limit);
         true
     }
 
-    /// Charges it to no session, giving its place back to the share it
-    /// was charged to; `charge` is its locked charge.
-    fn uncharge(&self, charge: &mut Option<Arc<SessionShare>>) {
-        self.charged_to
-            .store(std::ptr::null_mut(), Ordering::Release);
-        if let Some(share) = charge.take() {
-            share.give_back();
+    /// Charges it to `share` (`None`: to no session), giving its place back
+    /// to the share it was charged to; `charge` is its locked charge.
+    fn charge_to(&self, charge: &mut Option<Arc<SessionShare>>, share: Option<&Arc<SessionShare>>) {
+        let address = share.map_or(std::ptr::null(), Arc::as_ptr);
+        self.charged_to.store(address.cast_mut(), Ordering::Release);
+        if let Some(old) = std::mem::replace(charge, share.cloned()) {
+            old.give_back();
         }
     }
 
@@ -285,7 +268,11 @@ impl Admission {
         if table.held < self.capacity {
             table.held += 1;
         }
-        let connection = Arc::new(Connection::new(addresses, Arc::downgrade(self)));
+        let connection = Arc::new(Connection {
+            addresses,
+            admission: Arc::downgrade(self),
+            ..Connection::default()
+        });
         table.pending.push_back(Arc::clone(&connection));
         if table.pending.len() > 2 * self.capacity.max(8) {
             table.pending.retain(|c| c.is_pending());
@@ -329,7 +316,8 @@ impl Drop for Admitted {
         if self.connection.state.swap(ENDED, Ordering::Relaxed) != SHED {
             table.held -= 1;
         }
-        self.connection.uncharge(&mut self.connection.lock_charge());
+        self.connection
+            .charge_to(&mut self.connection.lock_charge(), None);
         // `_task` drops after this, with the table unlocked: the last one
         // wakes `all_ended`.
     }
@@ -351,7 +339,7 @@ impl ShareMember for Connection {
         if !self.is_charged_to(share) {
             return; // moved to another session meanwhile
         }
-        self.uncharge(&mut charge);
+        self.charge_to(&mut charge, None);
         let demoted = self.advance(AUTHENTICATED, PENDING);
         // Not under the charge lock: `Admitted::drop` takes the table lock,
         // then this one.

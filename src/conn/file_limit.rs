@@ -27,9 +27,8 @@ const HEADROOM: u64 = 64;
 fn descriptors() -> Option<(u64, u64)> {
     if cfg!(target_os = "linux") {
         let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-        let soft = soft_limit(&limits)?;
         let open = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64;
-        return Some((soft, open));
+        return Some((soft_limit(&limits)?, open));
     }
     None
 }

@@ -47,15 +47,17 @@ pub(crate) struct Activity {
     idle_since: AtomicU64,
 }
 
-impl Activity {
-    /// A connection accepted now, idle until its first head is in.
-    pub(crate) fn new() -> Self {
+/// A connection accepted now, idle until its first head is in.
+impl Default for Activity {
+    fn default() -> Self {
         Self {
             opened: Instant::now(),
             idle_since: AtomicU64::new(0),
         }
     }
+}
 
+impl Activity {
     /// A request's head is in: the connection is in service, and cannot
     /// time out until [`Activity::finish`].
     pub(crate) fn begin(&self) {
@@ -126,7 +128,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_idle_connection_times_out_after_the_timeout() {
         let start = Instant::now();
-        let activity = Activity::new();
+        let activity = Activity::default();
         let after = timed_out_after(&activity, Duration::from_millis(300), start).await;
         assert_eq!(after, Duration::from_millis(300));
     }
@@ -137,7 +139,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn requests_hold_the_timeout_off_until_a_timeout_after_the_last() {
         let start = Instant::now();
-        let activity = std::sync::Arc::new(Activity::new());
+        let activity = std::sync::Arc::new(Activity::default());
         let client = {
             let activity = std::sync::Arc::clone(&activity);
             tokio::spawn(async move {
@@ -162,7 +164,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_head_at_the_instant_of_the_timeout_wins() {
         let start = Instant::now();
-        let activity = std::sync::Arc::new(Activity::new());
+        let activity = std::sync::Arc::new(Activity::default());
         let client = {
             let activity = std::sync::Arc::clone(&activity);
             tokio::spawn(async move {
@@ -180,7 +182,7 @@ mod tests {
     /// A timeout past the clock's range never falls.
     #[tokio::test(start_paused = true)]
     async fn a_timeout_past_the_clock_never_falls() {
-        let activity = Activity::new();
+        let activity = Activity::default();
         let waited = tokio::time::timeout(
             Duration::from_secs(86_400 * 365),
             activity.timed_out(Duration::MAX),

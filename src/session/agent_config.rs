@@ -10,7 +10,7 @@ use super::mcp_servers::McpServers;
 use super::private_file;
 use super::runner::Runner;
 use super::tool_session::ToolSession;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::state::lock;
 
 impl McpServers<'_> {
@@ -52,11 +52,10 @@ impl McpServers<'_> {
     /// # Ok(()) }
     /// ```
     pub fn for_acp_agent(&self, initialize_result: &Value) -> Result<Value, Error> {
-        match undeclared_http(initialize_result) {
+        match http_refusal(initialize_result) {
             None => Ok(self.to_value()),
-            Some(declared) => Err(Error::unsupported_agent(format!(
-                "{} cannot take an http MCP server ({declared}); give it this host some other way, such as a config file, or use an agent that supports MCP over HTTP",
-                agent_named(initialize_result)
+            Some(refusal) => Err(ErrorKind::UnsupportedAgent.error(format!(
+                "{refusal}; give it this host some other way, such as a config file, or use an agent that supports MCP over HTTP"
             ))),
         }
     }
@@ -114,19 +113,18 @@ impl McpServers<'_> {
         agent_name: &str,
     ) -> Result<Value, Error> {
         if agent_name.is_empty() {
-            return Err(Error::invalid_config(
+            return Err(ErrorKind::InvalidConfig.error(
                 "for_acp_agent_taking_http needs the agent's name (its agentInfo.name), not an empty one",
             ));
         }
-        let Some(declared) = undeclared_http(initialize_result) else {
+        let Some(refusal) = http_refusal(initialize_result) else {
             return Ok(self.to_value());
         };
         if initialize_result.pointer("/agentInfo/name") == Some(&Value::from(agent_name)) {
             return Ok(self.to_value());
         }
-        Err(Error::unsupported_agent(format!(
-            "{} cannot take an http MCP server ({declared}), and it is not {agent_name:?}, the agent named as taking one without declaring it",
-            agent_named(initialize_result)
+        Err(ErrorKind::UnsupportedAgent.error(format!(
+            "{refusal}, and it is not {agent_name:?}, the agent named as taking one without declaring it"
         )))
     }
 
@@ -158,7 +156,7 @@ impl McpServers<'_> {
     /// ```
     pub fn config_for(&self, runner: Runner) -> Result<Value, Error> {
         if runner.config_flag().is_none() {
-            return Err(Error::unsupported_agent(format!(
+            return Err(ErrorKind::UnsupportedAgent.error(format!(
                 "{runner} reads no MCP config file this crate writes; give it the server in ACP session/new (McpServers::for_acp_agent)"
             )));
         }
@@ -253,18 +251,19 @@ impl ToolSession {
         let stem = runner.to_string().to_ascii_lowercase().replace(' ', "-");
         let name = format!("embacle-mcp-{stem}-{nonce:016x}.json");
         let path = private_file::write(dir, &name, config.to_string().as_bytes())
-            .map_err(Error::config_file)?;
+            .map_err(|e| ErrorKind::ConfigFile.io_error(e))?;
         lock(&self.config_files).push(path.clone());
         Ok(path)
     }
 }
 
 /// `None` when the agent's `initialize` result declares it takes an
-/// `http` MCP server; else what it declared instead. Read from ACP v1's
+/// `http` MCP server; else the refusal: the agent, by its `agentInfo.name`
+/// if it gave one, and what it declared instead. Read from ACP v1's
 /// `agentCapabilities.mcpCapabilities.http` (`true`; absent means false),
 /// and from the v2 draft's `capabilities.session.mcp.http` (an object, `{}`
 /// included), or `capabilities.mcp.http`, where earlier drafts had it.
-fn undeclared_http(initialize_result: &Value) -> Option<String> {
+fn http_refusal(initialize_result: &Value) -> Option<String> {
     let v1 = initialize_result.pointer("/agentCapabilities/mcpCapabilities/http");
     let v2 = ["/capabilities/session/mcp/http", "/capabilities/mcp/http"]
         .iter()
@@ -272,18 +271,15 @@ fn undeclared_http(initialize_result: &Value) -> Option<String> {
     if v1 == Some(&Value::Bool(true)) || v2.is_some_and(|(_, http)| http.is_object()) {
         return None;
     }
-    Some(match (v1, v2) {
+    let declared = match (v1, v2) {
         (Some(v1), _) => format!("agentCapabilities.mcpCapabilities.http is {v1}"),
         (None, Some((path, v2))) => format!("{} is {v2}", path[1..].replace('/', ".")),
         (None, None) => "no http MCP transport".to_owned(),
-    })
-}
-
-/// The agent as an error names it: by its `agentInfo.name`, if it gave one.
-fn agent_named(initialize_result: &Value) -> String {
-    let name = initialize_result.pointer("/agentInfo/name");
-    name.and_then(Value::as_str).map_or_else(
-        || "the agent".to_owned(),
-        |name| format!("the agent {name:?}"),
-    )
+    };
+    let agent = match initialize_result.pointer("/agentInfo/name") {
+        Some(Value::String(name)) => format!("the agent {name:?}"),
+        _ => "the agent".to_owned(),
+    };
+    let refusal = format!("{agent} cannot take an http MCP server ({declared})");
+    Some(refusal)
 }

@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 
 use serde_json::{json, Value};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 /// The ACP `mcpServers` list for one session (see
 /// [`ToolSession::mcp_servers`](crate::ToolSession::mcp_servers)).
@@ -165,7 +165,7 @@ fn check_variable_name(name: &str) -> Result<(), Error> {
     if well_formed && !reserved {
         return Ok(());
     }
-    Err(Error::invalid_config(
+    Err(ErrorKind::InvalidConfig.error(
         "the bearer's environment variable must be 1-64 of [A-Za-z0-9_], not starting with a digit, ANTHROPIC_, CLAUDE_ or OTEL_",
     ))
 }

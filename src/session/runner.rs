@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::Path;
 
 use super::mcp_servers::BearerEnv;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::tool::Tool;
 
 /// The longest tool name to count on, *after* the agent has added its
@@ -137,12 +137,9 @@ impl Runner {
     ///
     /// The variable's value is the bearer, so the `_meta` is a secret too.
     pub fn session_new_meta(self, env: &BearerEnv<'_>) -> Option<serde_json::Value> {
-        match self {
-            Self::ClaudeCode => Some(serde_json::json!({
-                "claudeCode": {"options": {"env": {env.name(): env.value()}}}
-            })),
-            Self::CopilotCli | Self::GeminiCli | Self::Codex => None,
-        }
+        (self == Self::ClaudeCode).then(
+            || serde_json::json!({"claudeCode": {"options": {"env": {env.name(): env.value()}}}}),
+        )
     }
 
     /// The name the model sees for `tool` served under `server`, cut or
@@ -239,13 +236,13 @@ impl Runner {
             let name = self.full_name(server, tool.name());
             let length = name.chars().count();
             if length > limit {
-                return Err(Error::invalid_tool(format!(
+                return Err(ErrorKind::InvalidTool.error(format!(
                     "{self} shows tool {:?} to the model as {name:?}, {length} characters; it passes at most {limit} unchanged: shorten the tool or the server name",
                     tool.name(),
                 )));
             }
             if let Some((_, other)) = seen.iter().find(|(seen, _)| *seen == name) {
-                return Err(Error::invalid_tool(format!(
+                return Err(ErrorKind::InvalidTool.error(format!(
                     "{self} shows tools {other:?} and {:?} to the model under one name, {name:?}",
                     tool.name(),
                 )));

@@ -18,7 +18,7 @@ use crate::auth::Bearer;
 use crate::auth::{RevocationSlab, SlotRef};
 use crate::config::ToolHostConfig;
 use crate::conn::SessionShare;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::observer::SessionId;
 use crate::protocol::ServerInfo;
 use crate::state::entry::{Entry, EntryGate};
@@ -106,7 +106,7 @@ impl Shared {
         let bearer = self
             .slab
             .open(Arc::clone(&state))
-            .ok_or_else(Error::session_limit)?;
+            .ok_or_else(|| ErrorKind::SessionLimit.error(""))?;
         Ok((state, bearer))
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::tool_surface::ToolSurface;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::tool::{Tool, ToolOutcome};
 
 /// Runs the tools of a [`StaticSurface`].
@@ -97,7 +97,7 @@ impl<X: ToolExecutor> StaticSurface<X> {
         for (i, tool) in tools.iter().enumerate() {
             let name = tool.name();
             if tools[..i].iter().any(|t| t.name() == name) {
-                return Err(Error::invalid_tool(format!("two tools are named {name:?}")));
+                return Err(ErrorKind::InvalidTool.error(format!("two tools are named {name:?}")));
             }
         }
         Ok(Self {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::JsonWriter;
 use crate::protocol::Era;
 use crate::protocol::{param_headers, HeaderBinding};
@@ -122,13 +122,13 @@ impl Tool {
     ) -> Result<Self, Error> {
         let name = name.into();
         if !is_valid_name(&name) {
-            return Err(Error::invalid_tool(
-                "name must be 1-128 characters of [A-Za-z0-9_.-]",
-            ));
+            return Err(
+                ErrorKind::InvalidTool.error("name must be 1-128 characters of [A-Za-z0-9_.-]")
+            );
         }
         check_object_schema(&input_schema, "inputSchema")?;
         let header_bindings = param_headers::bindings(&input_schema)
-            .map_err(|why| Error::invalid_tool(format!("inputSchema: {why}")))?;
+            .map_err(|why| ErrorKind::InvalidTool.error(format!("inputSchema: {why}")))?;
         let mut inner = ToolInner {
             name,
             title: None,
@@ -295,7 +295,7 @@ pub(crate) fn is_valid_name(name: &str) -> bool {
 fn check_object_schema(schema: &Value, field: &str) -> Result<(), Error> {
     match schema.get("type") {
         Some(Value::String(t)) if t == "object" && schema.is_object() => Ok(()),
-        _ => Err(Error::invalid_tool(format!(
+        _ => Err(ErrorKind::InvalidTool.error(format!(
             "{field} must be a JSON object with \"type\": \"object\""
         ))),
     }
