@@ -57,7 +57,7 @@ use crate::http::request_headers::{self, is_json_media_type, RequestHeaders};
 use crate::http::response_body::{complete, json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
-use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
+use crate::mcp::{self, Handled, Reply, ReplyClass, RequestContext, Subscription};
 use crate::observer::{Observation, Observer, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, McpSessionHeader, Shared, StreamRefused};
@@ -220,8 +220,7 @@ async fn serve_checked(
         since,
         body.len(),
     );
-    let reply = mcp::dispatch(&lease, &context, &body).await;
-    Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))
+    Ok(answer(shared, mcp::dispatch(&lease, &context, &body).await))
 }
 
 /// A header that may appear at most once: its value, if sent; sent twice,
@@ -233,25 +232,29 @@ fn at_most_one<'a>(header: Header<'a>, why: &'static str) -> Result<Option<&'a [
     }
 }
 
-/// Step 8's answer: the dispatcher's reply as an HTTP response (a
-/// revocation met meanwhile as step 3's 401).
-fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejection> {
-    match reply {
-        Reply::Complete { class, body } => reply_response(class, body),
-        Reply::Initialized { body, session } => {
+/// Step 8's answer: the dispatcher's reply as an HTTP response, a
+/// complete one by [`status`]'s table (a revocation met meanwhile is step
+/// 3's 401).
+fn answer(shared: &Shared, (handled, body): Reply) -> Response<ResponseBody> {
+    let class = match handled {
+        Handled::Wrote(class) | Handled::Erred(class, _) => class,
+        Handled::Silent => return complete(StatusCode::ACCEPTED, Vec::new()),
+        Handled::Revoked => return Rejection::Unauthorized.into_response(),
+        Handled::Initialized(session) => {
             let mut response = json(StatusCode::OK, body);
             // Hex digits: always a valid header value.
             if let Ok(id) = HeaderValue::from_bytes(session.id()) {
                 response.headers_mut().insert(MCP_SESSION_ID, id);
             }
-            Ok(response)
+            return response;
         }
-        Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(
-            Box::new(SseCall::new(*call, shared.config.sse_keep_alive)),
-            None,
-        ))),
-        Reply::Listen(subscription) => Ok(notification_stream(shared, *subscription)),
-    }
+        Handled::Stream(call) => {
+            let call = SseCall::new(*call, shared.config.sse_keep_alive);
+            return event_stream(ResponseBody::Call(Box::new(call), None));
+        }
+        Handled::Listen(subscription) => return notification_stream(shared, *subscription),
+    };
+    json(status(class), body)
 }
 
 /// Step 4 for a method other than `POST`. `GET` (legacy era) with
@@ -364,17 +367,13 @@ async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> 
 }
 
 /// Step 8's status table: what each class of complete reply is sent as.
-fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseBody>, Rejection> {
-    let status = match class {
+fn status(class: ReplyClass) -> StatusCode {
+    match class {
         ReplyClass::Answer => StatusCode::OK,
-        ReplyClass::Accepted => return Ok(complete(StatusCode::ACCEPTED, Vec::new())),
         ReplyClass::Malformed => StatusCode::BAD_REQUEST,
-        ReplyClass::NotFound => StatusCode::NOT_FOUND,
-        ReplyClass::Revoked => return Err(Rejection::Unauthorized),
+        ReplyClass::NotFound | ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
         ReplyClass::TooManyStreams => StatusCode::CONFLICT,
-        ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
-    };
-    Ok(json(status, body))
+    }
 }
 
 /// A 200 SSE response with a streaming `body`.
@@ -396,23 +395,28 @@ mod tests {
     use super::*;
 
     /// Step 8's status table: each class of complete reply and the status
-    /// it is sent with; a revocation met during dispatch is the 401 of
-    /// step 3, with its headers.
+    /// it is sent with; a body that wrote nothing is a 202, and a
+    /// revocation met during dispatch is the 401 of step 3, with its
+    /// headers.
     #[test]
     fn reply_status_table() {
         let rows = [
             (ReplyClass::Answer, 200),
-            (ReplyClass::Accepted, 202),
             (ReplyClass::Malformed, 400),
             (ReplyClass::NotFound, 404),
             (ReplyClass::TooManyStreams, 409),
             (ReplyClass::UnknownSession, 404),
         ];
+        let shared = Shared::new(Default::default(), "127.0.0.1:4321".parse().unwrap());
         for (class, status) in rows {
-            let response = reply_response(class, b"{}".to_vec()).unwrap();
+            let response = answer(&shared, (Handled::Erred(class, 0), b"{}".to_vec()));
             assert_eq!(response.status().as_u16(), status, "{class:?}");
         }
-        let revoked = reply_response(ReplyClass::Revoked, b"{}".to_vec());
-        assert!(matches!(revoked, Err(Rejection::Unauthorized)));
+        let accepted = answer(&shared, (Handled::Silent, Vec::new()));
+        assert_eq!(accepted.status().as_u16(), 202);
+        let revoked = answer(&shared, (Handled::Revoked, Vec::new()));
+        let unauthorized = Rejection::Unauthorized.into_response();
+        assert_eq!(revoked.status(), unauthorized.status());
+        assert_eq!(revoked.headers(), unauthorized.headers());
     }
 }

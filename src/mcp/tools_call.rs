@@ -12,7 +12,6 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use serde_json::{Map, Value};
 
-use super::context::RequestContext;
 use super::reply::{
     surface_panicked, write_error, write_result, Answer, Handled, ReplyClass, ResultKind,
     StreamedCall,
@@ -44,13 +43,9 @@ use crate::util::{CatchUnwind, Panicked};
 /// response, or nothing for `Stream`, `Revoked` and `Silent`. With a
 /// `watch` (the host has an observer), tells it what the call came to when
 /// that is known: here, or when the streamed call ends.
-pub(super) async fn tools_call(
-    answer: Answer<'_>,
-    params: Option<Params<'_>>,
-    context: &RequestContext<'_>,
-) -> Handled {
+pub(super) async fn tools_call(answer: Answer<'_>, params: Option<Params<'_>>) -> Handled {
     // The call's id and watch move to its stream if it runs on one.
-    let (lease, era, out) = (answer.lease, answer.era, answer.out);
+    let (lease, era, out, context) = (answer.lease, answer.era, answer.out, answer.context);
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
     let mut told = UntilAnswered {
