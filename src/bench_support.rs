@@ -29,7 +29,7 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let absent = crate::state::McpSessionHeader::Absent;
     let context = RequestContext::new(EnvelopeHeaders::default(), false, absent, None, body.len());
     match mcp::dispatch(&lease, &context, body).await {
-        (Handled::Wrote(_) | Handled::Erred(..) | Handled::Initialized(_), body) => body,
+        (Handled::Wrote | Handled::Erred(..) | Handled::Initialized(_), body) => body,
         _ => Vec::new(),
     }
 }

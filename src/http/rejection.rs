@@ -118,9 +118,8 @@ impl Rejection {
             Self::MethodNotAllowed { get: false } => (header::ALLOW, "POST, DELETE"),
             _ => return response,
         };
-        response
-            .headers_mut()
-            .insert(name, HeaderValue::from_static(value));
+        let value = HeaderValue::from_static(value);
+        response.headers_mut().insert(name, value);
         response
     }
 }

@@ -232,12 +232,16 @@ fn at_most_one<'a>(header: Header<'a>, why: &'static str) -> Result<Option<&'a [
     }
 }
 
-/// Step 8's answer: the dispatcher's reply as an HTTP response, a
-/// complete one by [`status`]'s table (a revocation met meanwhile is step
-/// 3's 401).
+/// Step 8's answer: the dispatcher's reply as an HTTP response, by the
+/// status table below (a revocation met meanwhile is step 3's 401).
 fn answer(shared: &Shared, (handled, body): Reply) -> Response<ResponseBody> {
-    let class = match handled {
-        Handled::Wrote(class) | Handled::Erred(class, _) => class,
+    let status = match handled {
+        Handled::Wrote | Handled::Erred(ReplyClass::Answer, _) => StatusCode::OK,
+        Handled::Erred(ReplyClass::Malformed, _) => StatusCode::BAD_REQUEST,
+        Handled::Erred(ReplyClass::NotFound | ReplyClass::UnknownSession, _) => {
+            StatusCode::NOT_FOUND
+        }
+        Handled::Erred(ReplyClass::TooManyStreams, _) => StatusCode::CONFLICT,
         Handled::Silent => return complete(StatusCode::ACCEPTED, Vec::new()),
         Handled::Revoked => return Rejection::Unauthorized.into_response(),
         Handled::Initialized(session) => {
@@ -254,7 +258,7 @@ fn answer(shared: &Shared, (handled, body): Reply) -> Response<ResponseBody> {
         }
         Handled::Listen(subscription) => return notification_stream(shared, *subscription),
     };
-    json(status(class), body)
+    json(status, body)
 }
 
 /// Step 4 for a method other than `POST`. `GET` (legacy era) with
@@ -270,9 +274,8 @@ fn not_post(
     headers: &RequestHeaders<'_>,
     session: McpSessionHeader<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    let not_allowed = Rejection::MethodNotAllowed {
-        get: lease.session.list_changes().offered(),
-    };
+    let get = lease.session.list_changes().offered();
+    let not_allowed = Rejection::MethodNotAllowed { get };
     let version = headers.protocol_version.value();
     let delete = *method == Method::DELETE && !version.is_some_and(era::is_modern_version);
     if !delete && (*method != Method::GET || !headers.accepts.event_stream) {
@@ -366,24 +369,12 @@ async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> 
     Ok(body)
 }
 
-/// Step 8's status table: what each class of complete reply is sent as.
-fn status(class: ReplyClass) -> StatusCode {
-    match class {
-        ReplyClass::Answer => StatusCode::OK,
-        ReplyClass::Malformed => StatusCode::BAD_REQUEST,
-        ReplyClass::NotFound | ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
-        ReplyClass::TooManyStreams => StatusCode::CONFLICT,
-    }
-}
-
 /// A 200 SSE response with a streaming `body`.
 fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
+    let sse = HeaderValue::from_static("text/event-stream");
+    headers.insert(header::CONTENT_TYPE, sse);
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Tell buffering proxies (nginx) to pass each event on at once.
     headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
@@ -394,26 +385,26 @@ fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
 mod tests {
     use super::*;
 
-    /// Step 8's status table: each class of complete reply and the status
-    /// it is sent with; a body that wrote nothing is a 202, and a
+    /// Step 8's status table: a result, and each class of error, and the
+    /// status it is sent with; a body that wrote nothing is a 202, and a
     /// revocation met during dispatch is the 401 of step 3, with its
     /// headers.
     #[test]
     fn reply_status_table() {
         let rows = [
-            (ReplyClass::Answer, 200),
-            (ReplyClass::Malformed, 400),
-            (ReplyClass::NotFound, 404),
-            (ReplyClass::TooManyStreams, 409),
-            (ReplyClass::UnknownSession, 404),
+            (Handled::Wrote, 200),
+            (Handled::Erred(ReplyClass::Answer, 0), 200),
+            (Handled::Erred(ReplyClass::Malformed, 0), 400),
+            (Handled::Erred(ReplyClass::NotFound, 0), 404),
+            (Handled::Erred(ReplyClass::TooManyStreams, 0), 409),
+            (Handled::Erred(ReplyClass::UnknownSession, 0), 404),
+            (Handled::Silent, 202),
         ];
         let shared = Shared::new(Default::default(), "127.0.0.1:4321".parse().unwrap());
-        for (class, status) in rows {
-            let response = answer(&shared, (Handled::Erred(class, 0), b"{}".to_vec()));
-            assert_eq!(response.status().as_u16(), status, "{class:?}");
+        for (row, (handled, status)) in rows.into_iter().enumerate() {
+            let response = answer(&shared, (handled, b"{}".to_vec()));
+            assert_eq!(response.status().as_u16(), status, "row {row}");
         }
-        let accepted = answer(&shared, (Handled::Silent, Vec::new()));
-        assert_eq!(accepted.status().as_u16(), 202);
         let revoked = answer(&shared, (Handled::Revoked, Vec::new()));
         let unauthorized = Rejection::Unauthorized.into_response();
         assert_eq!(revoked.status(), unauthorized.status());

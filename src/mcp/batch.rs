@@ -33,7 +33,7 @@ pub(super) async fn dispatch_batch(
     for member in batch {
         let message = jsonrpc::classify(member);
         match handle_message(lease, &request, message, out).await {
-            Handled::Wrote(_) | Handled::Erred(..) => out.push(b','),
+            Handled::Wrote | Handled::Erred(..) => out.push(b','),
             // `may_stream` is false, so no member streams (and listening
             // is modern, so never in a batch, nor is `initialize`).
             Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
@@ -46,7 +46,7 @@ pub(super) async fn dispatch_batch(
         Some(last @ b',') => *last = b']',
         _ => return Handled::Silent,
     }
-    Handled::Wrote(ReplyClass::Answer)
+    Handled::Wrote
 }
 
 /// For a body that is a JSON array and may not be read as a batch, writes

@@ -9,9 +9,9 @@
 //! [`Lease`] on the session. This module parses the JSON-RPC message (or a
 //! 2025-03-26 batch), decides each message's era, runs the MCP method, and
 //! writes the response bytes. It never sees a bearer and never speaks HTTP:
-//! it says which [`ReplyClass`] its reply is, and the transport maps that to
-//! a status code; a streamed call is a future and its progress, which the
-//! transport frames as SSE.
+//! it says what handling the body did ([`Handled`], with a [`ReplyClass`]
+//! for an error), and the transport maps that to a status code; a streamed
+//! call is a future and its progress, which the transport frames as SSE.
 //!
 //! Methods served:
 //!

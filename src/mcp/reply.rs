@@ -22,12 +22,13 @@ use crate::util::BoxFuture;
 use super::context::RequestContext;
 use super::watch::Watch;
 
-/// What kind of complete reply a body earned; `http/transport.rs` owns the
-/// status table. (A body that wrote nothing, or met a revocation, is told
-/// by its [`Handled`] alone.)
+/// What kind of reply an error earns its body, as its only message;
+/// `http/transport.rs` owns the status table. (A result, a batch, a body
+/// that wrote nothing or met a revocation is told by its [`Handled`]
+/// alone.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReplyClass {
-    /// A response (or batch of responses) to deliver normally.
+    /// An error to deliver as a result is (a method error).
     Answer,
     /// The body was not JSON or not JSON-RPC, or its protocol version or
     /// envelope is wrong: a client error, with a JSON-RPC error body.
@@ -87,9 +88,9 @@ impl StreamedCall {
 
 /// What handling one message, or a whole body, did.
 pub(crate) enum Handled {
-    /// Wrote one result; as the body's only message, its reply is of this
-    /// class.
-    Wrote(ReplyClass),
+    /// Wrote one result (or a batch's array): a reply to deliver
+    /// normally.
+    Wrote,
     /// Wrote one error, of this code; as the body's only message, its
     /// reply is of this class.
     Erred(ReplyClass, i32),
@@ -117,7 +118,7 @@ impl Handled {
             Self::Erred(_, code) => Outcome::Failed { code: *code },
             Self::Revoked => Outcome::Rejected { status: 401 },
             Self::Silent => Outcome::Cancelled,
-            Self::Wrote(_) | Self::Stream(_) | Self::Listen(_) | Self::Initialized(_) => {
+            Self::Wrote | Self::Stream(_) | Self::Listen(_) | Self::Initialized(_) => {
                 Outcome::Success
             }
         }
@@ -205,7 +206,7 @@ pub(super) fn write_result(
             });
         }
     });
-    Handled::Wrote(ReplyClass::Answer)
+    Handled::Wrote
 }
 
 /// The error for a surface that panicked while answering.
