@@ -5,7 +5,7 @@
 use crate::auth::Bearer;
 use crate::host::ToolHost;
 use crate::jsonrpc::{parse, Message, Parsed, RawMembers};
-use crate::mcp::{self, Reply, RequestContext};
+use crate::mcp::{self, Handled, RequestContext};
 use crate::protocol::EnvelopeHeaders;
 use crate::state::Lease;
 
@@ -29,8 +29,8 @@ pub async fn dispatch(host: &ToolHost, authorization: &[u8], body: &[u8]) -> Vec
     let absent = crate::state::McpSessionHeader::Absent;
     let context = RequestContext::new(EnvelopeHeaders::default(), false, absent, None, body.len());
     match mcp::dispatch(&lease, &context, body).await {
-        Reply::Complete { body, .. } | Reply::Initialized { body, .. } => body,
-        Reply::Stream(_) | Reply::Listen(_) => Vec::new(),
+        (Handled::Wrote | Handled::Erred(..) | Handled::Initialized(_), body) => body,
+        _ => Vec::new(),
     }
 }
 

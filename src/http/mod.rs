@@ -2,7 +2,7 @@
 //!
 //! - `transport.rs`: the hyper service function — every HTTP check, in the
 //!   order the security model fixes — and the HTTP/1.1 settings a
-//!   connection is served with; it maps the dispatcher's reply classes to
+//!   connection is served with; it maps the dispatcher's replies to
 //!   status codes;
 //! - `request_headers.rs`: the one pass over a request's headers that reads
 //!   all the checks need;

@@ -87,10 +87,7 @@ impl Rejection {
             Self::MethodNotAllowed { get: true } => {
                 "Method not allowed: this endpoint takes POST, GET with Accept: text/event-stream, and DELETE with an Mcp-Session-Id to end that MCP session"
             }
-            Self::UnknownSession => {
-                let message = "Session not found: initialize again for a new Mcp-Session-Id";
-                return ErrorObject::new(code::SESSION_NOT_FOUND, message);
-            }
+            Self::UnknownSession => return mcp::session_not_found(),
             Self::TooManyStreams(limit) => return mcp::too_many_streams(limit),
             Self::UnsupportedMediaType => {
                 "Unsupported media type: Content-Type must be application/json"
@@ -121,9 +118,8 @@ impl Rejection {
             Self::MethodNotAllowed { get: false } => (header::ALLOW, "POST, DELETE"),
             _ => return response,
         };
-        response
-            .headers_mut()
-            .insert(name, HeaderValue::from_static(value));
+        let value = HeaderValue::from_static(value);
+        response.headers_mut().insert(name, value);
         response
     }
 }

@@ -27,11 +27,6 @@ pub(crate) enum ResponseBody {
 }
 
 impl ResponseBody {
-    /// A complete body.
-    pub(crate) fn full(bytes: Vec<u8>) -> Self {
-        Self::Full((!bytes.is_empty()).then(|| Bytes::from(bytes)))
-    }
-
     /// This body is the response to `connection`'s request in service: a
     /// complete body ends the service now (hyper writes it at once, and a
     /// client that stops reading meets `write_stall_timeout`); a stream
@@ -48,7 +43,8 @@ impl ResponseBody {
 
 /// A complete response: `status` and `body`, no header yet.
 pub(crate) fn complete(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::full(body));
+    let body = ResponseBody::Full((!body.is_empty()).then(|| Bytes::from(body)));
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     response
 }
@@ -98,7 +94,7 @@ mod tests {
     /// yields its bytes as written.
     #[test]
     fn full_body() {
-        let mut body = ResponseBody::full(b"abc".to_vec());
+        let mut body = complete(StatusCode::OK, b"abc".to_vec()).into_body();
         assert_eq!(body.size_hint().exact(), Some(3));
         assert!(!body.is_end_stream());
         let waker = std::task::Waker::noop();
@@ -108,7 +104,7 @@ mod tests {
         };
         assert_eq!(frame.into_data().ok().unwrap(), &b"abc"[..]);
         assert!(body.is_end_stream());
-        let empty = ResponseBody::full(Vec::new());
+        let empty = complete(StatusCode::OK, Vec::new()).into_body();
         assert!(empty.is_end_stream());
         assert_eq!(empty.size_hint().exact(), Some(0));
     }

@@ -88,9 +88,8 @@ impl SseCall {
             let message = match next {
                 Event::Log(message) => message,
                 Event::Progress(message) => {
-                    self.throttle
-                        .as_mut()
-                        .reset(Instant::now() + PROGRESS_INTERVAL);
+                    let next_report = Instant::now() + PROGRESS_INTERVAL;
+                    self.throttle.as_mut().reset(next_report);
                     self.throttled = true;
                     message
                 }

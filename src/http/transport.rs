@@ -57,7 +57,7 @@ use crate::http::request_headers::{self, is_json_media_type, RequestHeaders};
 use crate::http::response_body::{complete, json, ResponseBody};
 use crate::http::sse::SseCall;
 use crate::jsonrpc::json_scan;
-use crate::mcp::{self, Reply, ReplyClass, RequestContext, Subscription};
+use crate::mcp::{self, Handled, Reply, ReplyClass, RequestContext, Subscription};
 use crate::observer::{Observation, Observer, Outcome, SessionId};
 use crate::protocol::{era, EnvelopeHeaders, Header};
 use crate::state::{Lease, McpSessionHeader, Shared, StreamRefused};
@@ -220,8 +220,7 @@ async fn serve_checked(
         since,
         body.len(),
     );
-    let reply = mcp::dispatch(&lease, &context, &body).await;
-    Ok(answer(shared, reply).unwrap_or_else(Rejection::into_response))
+    Ok(answer(shared, mcp::dispatch(&lease, &context, &body).await))
 }
 
 /// A header that may appear at most once: its value, if sent; sent twice,
@@ -233,25 +232,33 @@ fn at_most_one<'a>(header: Header<'a>, why: &'static str) -> Result<Option<&'a [
     }
 }
 
-/// Step 8's answer: the dispatcher's reply as an HTTP response (a
-/// revocation met meanwhile as step 3's 401).
-fn answer(shared: &Shared, reply: Reply) -> Result<Response<ResponseBody>, Rejection> {
-    match reply {
-        Reply::Complete { class, body } => reply_response(class, body),
-        Reply::Initialized { body, session } => {
+/// Step 8's answer: the dispatcher's reply as an HTTP response, by the
+/// status table below (a revocation met meanwhile is step 3's 401).
+fn answer(shared: &Shared, (handled, body): Reply) -> Response<ResponseBody> {
+    let status = match handled {
+        Handled::Wrote | Handled::Erred(ReplyClass::Answer, _) => StatusCode::OK,
+        Handled::Erred(ReplyClass::Malformed, _) => StatusCode::BAD_REQUEST,
+        Handled::Erred(ReplyClass::NotFound | ReplyClass::UnknownSession, _) => {
+            StatusCode::NOT_FOUND
+        }
+        Handled::Erred(ReplyClass::TooManyStreams, _) => StatusCode::CONFLICT,
+        Handled::Silent => return complete(StatusCode::ACCEPTED, Vec::new()),
+        Handled::Revoked => return Rejection::Unauthorized.into_response(),
+        Handled::Initialized(session) => {
             let mut response = json(StatusCode::OK, body);
             // Hex digits: always a valid header value.
             if let Ok(id) = HeaderValue::from_bytes(session.id()) {
                 response.headers_mut().insert(MCP_SESSION_ID, id);
             }
-            Ok(response)
+            return response;
         }
-        Reply::Stream(call) => Ok(event_stream(ResponseBody::Call(
-            Box::new(SseCall::new(*call, shared.config.sse_keep_alive)),
-            None,
-        ))),
-        Reply::Listen(subscription) => Ok(notification_stream(shared, *subscription)),
-    }
+        Handled::Stream(call) => {
+            let call = SseCall::new(*call, shared.config.sse_keep_alive);
+            return event_stream(ResponseBody::Call(Box::new(call), None));
+        }
+        Handled::Listen(subscription) => return notification_stream(shared, *subscription),
+    };
+    json(status, body)
 }
 
 /// Step 4 for a method other than `POST`. `GET` (legacy era) with
@@ -267,9 +274,8 @@ fn not_post(
     headers: &RequestHeaders<'_>,
     session: McpSessionHeader<'_>,
 ) -> Result<Response<ResponseBody>, Rejection> {
-    let not_allowed = Rejection::MethodNotAllowed {
-        get: lease.session.list_changes().offered(),
-    };
+    let get = lease.session.list_changes().offered();
+    let not_allowed = Rejection::MethodNotAllowed { get };
     let version = headers.protocol_version.value();
     let delete = *method == Method::DELETE && !version.is_some_and(era::is_modern_version);
     if !delete && (*method != Method::GET || !headers.accepts.event_stream) {
@@ -363,28 +369,12 @@ async fn read_body(shared: &Shared, body: Incoming) -> Result<Bytes, Rejection> 
     Ok(body)
 }
 
-/// Step 8's status table: what each class of complete reply is sent as.
-fn reply_response(class: ReplyClass, body: Vec<u8>) -> Result<Response<ResponseBody>, Rejection> {
-    let status = match class {
-        ReplyClass::Answer => StatusCode::OK,
-        ReplyClass::Accepted => return Ok(complete(StatusCode::ACCEPTED, Vec::new())),
-        ReplyClass::Malformed => StatusCode::BAD_REQUEST,
-        ReplyClass::NotFound => StatusCode::NOT_FOUND,
-        ReplyClass::Revoked => return Err(Rejection::Unauthorized),
-        ReplyClass::TooManyStreams => StatusCode::CONFLICT,
-        ReplyClass::UnknownSession => StatusCode::NOT_FOUND,
-    };
-    Ok(json(status, body))
-}
-
 /// A 200 SSE response with a streaming `body`.
 fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
+    let sse = HeaderValue::from_static("text/event-stream");
+    headers.insert(header::CONTENT_TYPE, sse);
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Tell buffering proxies (nginx) to pass each event on at once.
     headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
@@ -395,24 +385,29 @@ fn event_stream(body: ResponseBody) -> Response<ResponseBody> {
 mod tests {
     use super::*;
 
-    /// Step 8's status table: each class of complete reply and the status
-    /// it is sent with; a revocation met during dispatch is the 401 of
-    /// step 3, with its headers.
+    /// Step 8's status table: a result, and each class of error, and the
+    /// status it is sent with; a body that wrote nothing is a 202, and a
+    /// revocation met during dispatch is the 401 of step 3, with its
+    /// headers.
     #[test]
     fn reply_status_table() {
         let rows = [
-            (ReplyClass::Answer, 200),
-            (ReplyClass::Accepted, 202),
-            (ReplyClass::Malformed, 400),
-            (ReplyClass::NotFound, 404),
-            (ReplyClass::TooManyStreams, 409),
-            (ReplyClass::UnknownSession, 404),
+            (Handled::Wrote, 200),
+            (Handled::Erred(ReplyClass::Answer, 0), 200),
+            (Handled::Erred(ReplyClass::Malformed, 0), 400),
+            (Handled::Erred(ReplyClass::NotFound, 0), 404),
+            (Handled::Erred(ReplyClass::TooManyStreams, 0), 409),
+            (Handled::Erred(ReplyClass::UnknownSession, 0), 404),
+            (Handled::Silent, 202),
         ];
-        for (class, status) in rows {
-            let response = reply_response(class, b"{}".to_vec()).unwrap();
-            assert_eq!(response.status().as_u16(), status, "{class:?}");
+        let shared = Shared::new(Default::default(), "127.0.0.1:4321".parse().unwrap());
+        for (row, (handled, status)) in rows.into_iter().enumerate() {
+            let response = answer(&shared, (handled, b"{}".to_vec()));
+            assert_eq!(response.status().as_u16(), status, "row {row}");
         }
-        let revoked = reply_response(ReplyClass::Revoked, b"{}".to_vec());
-        assert!(matches!(revoked, Err(Rejection::Unauthorized)));
+        let revoked = answer(&shared, (Handled::Revoked, Vec::new()));
+        let unauthorized = Rejection::Unauthorized.into_response();
+        assert_eq!(revoked.status(), unauthorized.status());
+        assert_eq!(revoked.headers(), unauthorized.headers());
     }
 }

@@ -6,50 +6,52 @@ use serde_json::Value;
 
 use super::context::RequestContext;
 use super::message::{handle_message, refused};
-use super::reply::{session_not_found, Framing, Handled, Reply, ReplyClass};
+use super::reply::{session_not_found, write_error, Handled, ReplyClass};
 use crate::jsonrpc::{self, code, json_scan, ErrorObject};
 use crate::protocol::era;
 use crate::state::{Lease, McpSessionHeader};
+use ReplyClass::{Malformed, UnknownSession};
 
 /// A 2025-03-26 batch: each member handled in order, the responses gathered
-/// into one array (none for notifications).
+/// into one array in `out` (none for notifications).
 pub(super) async fn dispatch_batch(
     lease: &Lease,
     context: &RequestContext<'_>,
     batch: Vec<Value>,
-) -> Reply {
+    out: &mut Vec<u8>,
+) -> Handled {
     if batch.is_empty() {
         let error = ErrorObject::new(code::INVALID_REQUEST, "an empty batch is not a request");
-        return Reply::error(&error, ReplyClass::Malformed);
+        return write_error(out, None, &error, Malformed);
     }
     let request = RequestContext {
         may_stream: false,
+        in_batch: true,
         ..*context
     };
-    let mut out = Vec::with_capacity(256);
     out.push(b'[');
     for member in batch {
         let message = jsonrpc::classify(member);
-        match handle_message(lease, &request, message, Framing::BatchMember, &mut out).await {
-            Handled::Wrote(_) | Handled::Erred(..) => out.push(b','),
+        match handle_message(lease, &request, message, out).await {
+            Handled::Wrote | Handled::Erred(..) => out.push(b','),
             // `may_stream` is false, so no member streams (and listening
             // is modern, so never in a batch, nor is `initialize`).
             Handled::Silent | Handled::Stream(_) | Handled::Listen(_) => {}
             Handled::Initialized(_) => unreachable!("initialize is refused in a batch"),
-            Handled::Revoked => return Reply::new(ReplyClass::Revoked, Vec::new()),
+            Handled::Revoked => return Handled::Revoked,
         }
     }
     match out.last_mut() {
         // The comma after the last response becomes the closing bracket.
         Some(last @ b',') => *last = b']',
-        _ => return Reply::new(ReplyClass::Accepted, Vec::new()),
+        _ => return Handled::Silent,
     }
-    Reply::new(ReplyClass::Answer, out)
+    Handled::Wrote
 }
 
-/// The reply to a body that is a JSON array and may not be read as a batch
-/// (told to the observer); `None` for any other body. Batches exist only
-/// in 2025-03-26, and one longer than `max_batch_len` is refused whole.
+/// For a body that is a JSON array and may not be read as a batch, writes
+/// its refusal in `out` (told to the observer); `None` for any other body.
+/// Batches exist only in 2025-03-26, and one longer than `max_batch_len` is refused whole.
 /// Both are decided before the body is parsed (the length by counting its
 /// top-level members), so a refused batch costs no parse and none of it
 /// runs. Batches are legacy only: one that names an ended MCP session runs
@@ -58,7 +60,8 @@ pub(super) fn refused_batch(
     lease: &Lease,
     context: &RequestContext<'_>,
     body: &[u8],
-) -> Option<Reply> {
+    out: &mut Vec<u8>,
+) -> Option<Handled> {
     if !body.trim_ascii_start().starts_with(b"[") {
         return None;
     }
@@ -75,10 +78,10 @@ pub(super) fn refused_batch(
         )
         .with_data(serde_json::json!({"maxBatchLength": max_batch_len}))
     } else if let McpSessionHeader::Unknown = context.session {
-        let error = session_not_found();
-        return Some(refused(lease, context, &error, ReplyClass::UnknownSession));
+        let unknown = session_not_found();
+        return Some(refused(lease, context, out, None, &unknown, UnknownSession));
     } else {
         return None;
     };
-    Some(refused(lease, context, &error, ReplyClass::Malformed))
+    Some(refused(lease, context, out, None, &error, Malformed))
 }

@@ -24,11 +24,16 @@ pub(crate) struct RequestContext<'a> {
     pub(super) since: Option<Instant>,
     /// The length of the request's body, for the observer.
     pub(super) request_bytes: usize,
+    /// Whether the message is a member of a 2025-03-26 batch: its response
+    /// joins the batch's array, so it never streams (`may_stream` is
+    /// false), and it may not be `initialize`.
+    pub(super) in_batch: bool,
 }
 
 impl<'a> RequestContext<'a> {
     /// A request's context as the transport read it. Only mcp/ reads its
-    /// fields (and `batch.rs` clears `may_stream` for a batch's members).
+    /// fields (and `batch.rs` sets `in_batch` and clears `may_stream` for
+    /// a batch's members).
     pub(crate) fn new(
         headers: EnvelopeHeaders<'a>,
         may_stream: bool,
@@ -42,6 +47,7 @@ impl<'a> RequestContext<'a> {
             session,
             since,
             request_bytes,
+            in_batch: false,
         }
     }
 

@@ -2,7 +2,7 @@
 //! `logging/setLevel` in the legacy era, `server/discover` in 2026-07-28,
 //! and the capabilities both advertise.
 
-use super::reply::{Answer, Framing, Handled, ResultKind};
+use super::reply::{Answer, Handled, ResultKind};
 use crate::jsonrpc::{code, ErrorObject, Params};
 use crate::jsonrpc::{write_json_str, JsonWriter};
 use crate::protocol::{era, Era};
@@ -15,7 +15,7 @@ use crate::surface::{LogLevel, LEVEL_NAMES};
 pub(super) fn initialize(answer: &mut Answer<'_>, params: Option<&Params<'_>>) -> Handled {
     let lease = answer.lease;
     let session = &lease.session;
-    if answer.framing == Framing::BatchMember {
+    if answer.context.in_batch {
         return answer.error(&ErrorObject::new(
             code::INVALID_REQUEST,
             "initialize must not be part of a batch",

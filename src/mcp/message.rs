@@ -3,11 +3,13 @@
 //! that cannot be read); a request's era; and its method run through an
 //! [`Answer`], which tells the observer what it came to.
 
+use serde_json::Value;
+
 use super::context::RequestContext;
 use super::lifecycle::{discover, initialize, set_log_level};
-use super::reply::{write_error, write_unknown_session, Answer, Framing, Handled, Reply};
+use super::reply::{session_not_found, write_error, Answer, Handled};
 use super::reply::{ReplyClass, ResultKind};
-use super::subscriptions;
+use super::subscriptions::listen;
 use super::tools_call;
 use super::tools_list::list_tools;
 use super::watch::Watch;
@@ -15,19 +17,21 @@ use crate::jsonrpc::{code, ErrorObject, Message, Params, Request};
 use crate::protocol::{era, Era};
 use crate::state::{Lease, McpSessionHeader};
 
-/// The reply to a body that was not a readable request, `error` of this
-/// class (see [`Reply::error`]), once the observer (if any) is told of it.
+/// Writes `error`, of this class, in answer to a body, or a message in it,
+/// that was not a readable request (with its `id`, when it has one), and
+/// tells the observer (if any) of it.
 pub(super) fn refused(
     lease: &Lease,
     context: &RequestContext<'_>,
+    out: &mut Vec<u8>,
+    id: Option<&Value>,
     error: &ErrorObject,
     class: ReplyClass,
-) -> Reply {
-    let reply = Reply::error(error, class);
-    if let Reply::Complete { body, .. } = &reply {
-        context.tell_unreadable(lease, error.code, body.len());
-    }
-    reply
+) -> Handled {
+    let written = out.len();
+    let handled = write_error(out, id, error, class);
+    context.tell_unreadable(lease, error.code, out.len() - written);
+    handled
 }
 
 /// Handles one message of a body (its only one, or a batch's member).
@@ -35,7 +39,6 @@ pub(super) async fn handle_message(
     lease: &Lease,
     context: &RequestContext<'_>,
     message: Message<'_>,
-    framing: Framing,
     out: &mut Vec<u8>,
 ) -> Handled {
     let request = match request_of(lease, context, message, out) {
@@ -55,38 +58,27 @@ pub(super) async fn handle_message(
         request.params.as_ref(),
     );
     let Request { id, method, params } = request;
-    let refused = match era {
-        // A legacy request naming an MCP session that is not open: 404,
-        // except `initialize`, which mints a new one whatever it names.
-        Ok(Era::Legacy(_))
-            if matches!(context.session, McpSessionHeader::Unknown) && method != "initialize" =>
-        {
-            write_unknown_session(out, Some(&id))
+    let era = match era {
+        Ok(era) => era,
+        Err(error) => {
+            let refused = write_error(out, Some(&id), &error, ReplyClass::Malformed);
+            // No era to answer in: told here, not through an `Answer`.
+            if let Some(watch) = watch {
+                let (outcome, written) = (refused.outcome(), watch.written_in(out));
+                watch.tell(lease, &method, None, outcome, written);
+            }
+            return refused;
         }
-        Ok(era) => {
-            let answer = Answer {
-                lease,
-                id,
-                era,
-                framing,
-                out,
-                watch,
-            };
-            return handle_request(answer, context, &method, params).await;
-        }
-        Err(ref error) => write_error(out, Some(&id), error, ReplyClass::Malformed),
     };
-    // No era to answer in: told here, not through an `Answer`.
-    if let Some(watch) = watch {
-        watch.tell(
-            lease,
-            &method,
-            era.ok(),
-            refused.outcome(),
-            watch.written_in(out),
-        );
-    }
-    refused
+    let answer = Answer {
+        lease,
+        id,
+        era,
+        context,
+        out,
+        watch,
+    };
+    handle_request(answer, &method, params).await
 }
 
 /// The request `message` is; or, when it is none, what handling it did: a
@@ -102,14 +94,16 @@ fn request_of<'m>(
 ) -> Result<Request<'m>, Handled> {
     Err(match message {
         Message::Request(request) => return Ok(request),
-        Message::Invalid { id, error } => {
-            let written = out.len();
-            let handled = write_error(out, id.as_ref(), &error, ReplyClass::Malformed);
-            context.tell_unreadable(lease, error.code, out.len() - written);
-            handled
-        }
+        Message::Invalid { id, error } => refused(
+            lease,
+            context,
+            out,
+            id.as_ref(),
+            &error,
+            ReplyClass::Malformed,
+        ),
         _ if matches!(context.session, McpSessionHeader::Unknown) => {
-            write_unknown_session(out, None)
+            write_error(out, None, &session_not_found(), ReplyClass::UnknownSession)
         }
         Message::Notification { method, params } => {
             if method == "notifications/cancelled" {
@@ -123,27 +117,26 @@ fn request_of<'m>(
 
 /// Runs one request's method, as its era defines it, and tells the
 /// observer (if any) what it came to; a call tells it itself, when it
-/// ends.
+/// ends. A legacy request naming an MCP session that is not open is a 404
+/// (`-32001`), but `initialize`, which mints a new one whatever it names.
 async fn handle_request(
     mut answer: Answer<'_>,
-    context: &RequestContext<'_>,
     method: &str,
     params: Option<Params<'_>>,
 ) -> Handled {
-    if method == "tools/call" {
-        return tools_call::tools_call(answer, params, context).await;
-    }
-    let params = params.as_ref();
+    let unknown = matches!(answer.context.session, McpSessionHeader::Unknown);
     let logs = answer.lease.session.log_level().is_some();
     let handled = match (answer.era, method) {
-        (Era::Legacy(_), "initialize") => initialize(&mut answer, params),
-        (Era::Legacy(_), "ping") => answer.result(ResultKind::Plain, |_| {}),
-        (Era::Legacy(_), "logging/setLevel") if logs => set_log_level(&mut answer, params),
-        (Era::Modern(_), "server/discover") => discover(&mut answer),
-        (Era::Modern(_), "subscriptions/listen") => {
-            subscriptions::listen(&mut answer, params, context.may_stream)
+        (Era::Legacy(_), _) if unknown && method != "initialize" => {
+            answer.error_as(&session_not_found(), ReplyClass::UnknownSession)
         }
-        (_, "tools/list") => list_tools(&mut answer, params).await,
+        (_, "tools/call") => return tools_call::tools_call(answer, params).await,
+        (Era::Legacy(_), "initialize") => initialize(&mut answer, params.as_ref()),
+        (Era::Legacy(_), "ping") => answer.result(ResultKind::Plain, |_| {}),
+        (Era::Legacy(_), "logging/setLevel") if logs => set_log_level(&mut answer, params.as_ref()),
+        (Era::Modern(_), "server/discover") => discover(&mut answer),
+        (Era::Modern(_), "subscriptions/listen") => listen(&mut answer, params.as_ref()),
+        (_, "tools/list") => list_tools(&mut answer, params.as_ref()).await,
         (Era::Legacy(_), _) => answer.error_as(&not_found(method), ReplyClass::Answer),
         (Era::Modern(_), _) => answer.error_as(&not_found(method), ReplyClass::NotFound),
     };

@@ -9,9 +9,9 @@
 //! [`Lease`] on the session. This module parses the JSON-RPC message (or a
 //! 2025-03-26 batch), decides each message's era, runs the MCP method, and
 //! writes the response bytes. It never sees a bearer and never speaks HTTP:
-//! it says which [`ReplyClass`] its reply is, and the transport maps that to
-//! a status code; a streamed call is a future and its progress, which the
-//! transport frames as SSE.
+//! it says what handling the body did ([`Handled`], with a [`ReplyClass`]
+//! for an error), and the transport maps that to a status code; a streamed
+//! call is a future and its progress, which the transport frames as SSE.
 //!
 //! Methods served:
 //!
@@ -31,10 +31,10 @@
 //!
 //! - `watch.rs`: what the host's observer is told of each request (the
 //!   leaf);
-//! - `reply.rs`: what the dispatcher answers, as data, and the `Answer`
-//!   every method handler writes through;
 //! - `context.rs`: what the transport knows of a request besides its body,
 //!   and what the observer is told of a body it could not read;
+//! - `reply.rs`: what the dispatcher answers, as data, and the `Answer`
+//!   every method handler writes through;
 //! - `lifecycle.rs`: `initialize`, `logging/setLevel`, `server/discover`;
 //! - `tools_list.rs`: `tools/list`;
 //! - `subscriptions.rs`: the notification streams (`GET`, `subscriptions/listen`);
@@ -62,30 +62,21 @@ use crate::state::Lease;
 use batch::{dispatch_batch, refused_batch};
 pub(crate) use context::RequestContext;
 use message::{handle_message, refused};
-use reply::{Framing, Handled};
-pub(crate) use reply::{Reply, ReplyClass, StreamedCall, Subscription};
+pub(crate) use reply::{session_not_found, Handled, Reply, ReplyClass, StreamedCall, Subscription};
 pub(crate) use subscriptions::{legacy_stream, too_many_streams};
+use ReplyClass::Malformed;
 
 /// Handles one POST body for the session behind `lease`.
 pub(crate) async fn dispatch(lease: &Lease, request: &RequestContext<'_>, body: &[u8]) -> Reply {
-    if let Some(refused) = refused_batch(lease, request, body) {
-        return refused;
+    let mut out = Vec::with_capacity(256);
+    if let Some(refused) = refused_batch(lease, request, body, &mut out) {
+        return (refused, out);
     }
     let mut params = RawMembers::default();
-    let message = match jsonrpc::parse(body, &mut params) {
-        Parsed::Single(message) => message,
-        Parsed::Batch(batch) => return dispatch_batch(lease, request, batch).await,
-        Parsed::Unread(error) => {
-            return refused(lease, request, &error, ReplyClass::Malformed);
-        }
+    let handled = match jsonrpc::parse(body, &mut params) {
+        Parsed::Single(message) => handle_message(lease, request, message, &mut out).await,
+        Parsed::Batch(batch) => dispatch_batch(lease, request, batch, &mut out).await,
+        Parsed::Unread(error) => refused(lease, request, &mut out, None, &error, Malformed),
     };
-    let mut out = Vec::with_capacity(256);
-    match handle_message(lease, request, message, Framing::Single, &mut out).await {
-        Handled::Wrote(class) | Handled::Erred(class, _) => Reply::new(class, out),
-        Handled::Silent => Reply::new(ReplyClass::Accepted, out),
-        Handled::Revoked => Reply::new(ReplyClass::Revoked, Vec::new()),
-        Handled::Stream(call) => Reply::Stream(call),
-        Handled::Listen(subscription) => Reply::Listen(subscription),
-        Handled::Initialized(session) => Reply::Initialized { body: out, session },
-    }
+    (handled, out)
 }

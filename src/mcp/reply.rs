@@ -1,9 +1,10 @@
-//! What the dispatcher answers, as data: the reply a body earned and its
-//! class (`http/transport.rs` owns the status table), what handling one
-//! message did, how a request's result is framed in its era, and the
-//! rendered messages of a notification stream, and the [`Answer`] every
-//! method handler writes through. Every other file of `mcp/` builds on it,
-//! and it only on `watch.rs`, the leaf.
+//! What the dispatcher answers, as data: what handling a body, or one
+//! message of it, did, and the class of a complete reply
+//! (`http/transport.rs` owns the status table), how a request's result is
+//! framed in its era, and the rendered messages of a notification stream,
+//! and the [`Answer`] every method handler writes through. Every file of
+//! `mcp/` but `watch.rs` and `context.rs` builds on it, and it only on
+//! those two.
 
 use std::sync::Arc;
 
@@ -18,22 +19,22 @@ use crate::state::{Lease, McpSession, StreamSlot};
 use crate::surface::CallEvents;
 use crate::util::BoxFuture;
 
+use super::context::RequestContext;
 use super::watch::Watch;
 
-/// What kind of reply a body earned; `http/transport.rs` owns the status table.
+/// What kind of reply an error earns its body, as its only message;
+/// `http/transport.rs` owns the status table. (A result, a batch, a body
+/// that wrote nothing or met a revocation is told by its [`Handled`]
+/// alone.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReplyClass {
-    /// A response (or batch of responses) to deliver normally.
+    /// An error to deliver as a result is (a method error).
     Answer,
-    /// Nothing to answer: notifications and client responses only.
-    Accepted,
     /// The body was not JSON or not JSON-RPC, or its protocol version or
     /// envelope is wrong: a client error, with a JSON-RPC error body.
     Malformed,
     /// A modern-era request for a method this host does not serve.
     NotFound,
-    /// The session's bearer was revoked while this request was in flight.
-    Revoked,
     /// A stream was asked for, and the session has all it may hold open.
     TooManyStreams,
     /// A legacy message named an MCP session that is not open (`-32001`):
@@ -41,49 +42,21 @@ pub(crate) enum ReplyClass {
     UnknownSession,
 }
 
-/// The dispatcher's answer to one POST body.
-pub(crate) enum Reply {
-    /// A complete body of the given class.
-    Complete { class: ReplyClass, body: Vec<u8> },
-    /// A `tools/call` whose progress the client asked to follow.
-    Stream(Box<StreamedCall>),
-    /// A `subscriptions/listen`: a stream of notifications.
-    Listen(Box<Subscription>),
-    /// An `initialize` answered: the body, and the MCP session it minted,
-    /// whose id goes in the `Mcp-Session-Id` response header.
-    Initialized {
-        body: Vec<u8>,
-        session: Arc<McpSession>,
-    },
-}
-
-impl Reply {
-    pub(super) fn new(class: ReplyClass, body: Vec<u8>) -> Self {
-        Self::Complete { class, body }
-    }
-
-    /// A body-level error of this class: the body could not be read as a
-    /// request, so its id is unknown (`null`).
-    pub(super) fn error(error: &ErrorObject, class: ReplyClass) -> Self {
-        let mut out = Vec::with_capacity(128);
-        jsonrpc::write_error(&mut out, None, error);
-        Self::new(class, out)
-    }
-}
+/// The dispatcher's answer to one POST body: what handling it did, and the
+/// JSON body it wrote, which only `Wrote`, `Erred` and `Initialized`
+/// answer with (a batch that came to `Silent` or `Revoked` leaves part of
+/// an array there).
+pub(crate) type Reply = (Handled, Vec<u8>);
 
 /// The error for a message whose `Mcp-Session-Id` names no open MCP
 /// session: `-32001`, the code MCP clients re-initialize on (Claude Code's
-/// only when the body carries it).
-pub(super) fn session_not_found() -> ErrorObject {
+/// only when the body carries it). A GET or DELETE naming one gets it too
+/// (`http/rejection.rs`).
+pub(crate) fn session_not_found() -> ErrorObject {
     ErrorObject::new(
         code::SESSION_NOT_FOUND,
         "Session not found: initialize again for a new Mcp-Session-Id",
     )
-}
-
-/// Writes [`session_not_found`], with the request's id when it has one.
-pub(super) fn write_unknown_session(out: &mut Vec<u8>, id: Option<&Value>) -> Handled {
-    write_error(out, id, &session_not_found(), ReplyClass::UnknownSession)
 }
 
 /// Writes an error response of this class.
@@ -113,28 +86,20 @@ impl StreamedCall {
     }
 }
 
-/// Where a message stands in its body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Framing {
-    /// The body's one message.
-    Single,
-    /// A member of a 2025-03-26 batch: its response joins the batch's
-    /// array, so it never streams, and it may not be `initialize`.
-    BatchMember,
-}
-
-/// What handling one message did.
-pub(super) enum Handled {
-    /// Wrote one result; as the body's only message, its reply is of this
-    /// class.
-    Wrote(ReplyClass),
+/// What handling one message, or a whole body, did.
+pub(crate) enum Handled {
+    /// Wrote one result (or a batch's array): a reply to deliver
+    /// normally.
+    Wrote,
     /// Wrote one error, of this code; as the body's only message, its
     /// reply is of this class.
     Erred(ReplyClass, i32),
     /// Wrote nothing: a notification, a client response, or a cancelled
-    /// call (MCP: a cancelled request SHOULD get no response).
+    /// call (MCP: a cancelled request SHOULD get no response); as the
+    /// body's only message (or all of a batch's), its reply is a 202.
     Silent,
-    /// The bearer was revoked mid-request; wrote nothing.
+    /// The bearer was revoked mid-request; wrote nothing. The transport
+    /// answers it as the 401 of a dead bearer.
     Revoked,
     /// A call to run on a stream; wrote nothing.
     Stream(Box<StreamedCall>),
@@ -153,7 +118,7 @@ impl Handled {
             Self::Erred(_, code) => Outcome::Failed { code: *code },
             Self::Revoked => Outcome::Rejected { status: 401 },
             Self::Silent => Outcome::Cancelled,
-            Self::Wrote(_) | Self::Stream(_) | Self::Listen(_) | Self::Initialized(_) => {
+            Self::Wrote | Self::Stream(_) | Self::Listen(_) | Self::Initialized(_) => {
                 Outcome::Success
             }
         }
@@ -170,7 +135,8 @@ pub(super) enum ResultKind {
 }
 
 /// One request's answer in the making: the session it answers for, the
-/// request's id and era, where the message stands in its body, the buffer
+/// request's id and era, what the transport knows of it besides its body
+/// (whether it may stream, whether it is a batch's member), the buffer
 /// its response is written to, and the observer's watch on it (only when
 /// the host has an observer). Every method handler takes one: it is the
 /// one way a response is written, and [`told`](Self::told) the one way the
@@ -180,7 +146,7 @@ pub(super) struct Answer<'a> {
     pub(super) lease: &'a Lease,
     pub(super) id: Value,
     pub(super) era: Era,
-    pub(super) framing: Framing,
+    pub(super) context: &'a RequestContext<'a>,
     pub(super) out: &'a mut Vec<u8>,
     pub(super) watch: Option<Box<Watch>>,
 }
@@ -212,14 +178,8 @@ impl Answer<'_> {
     /// (`method`) came to, and how many bytes answered it.
     pub(super) fn told(self, method: &str, handled: Handled) -> Handled {
         if let Some(watch) = &self.watch {
-            let written = watch.written_in(self.out);
-            watch.tell(
-                self.lease,
-                method,
-                Some(self.era),
-                handled.outcome(),
-                written,
-            );
+            let (outcome, written) = (handled.outcome(), watch.written_in(self.out));
+            watch.tell(self.lease, method, Some(self.era), outcome, written);
         }
         handled
     }
@@ -246,7 +206,7 @@ pub(super) fn write_result(
             });
         }
     });
-    Handled::Wrote(ReplyClass::Answer)
+    Handled::Wrote
 }
 
 /// The error for a surface that panicked while answering.

@@ -83,11 +83,7 @@ fn id_too_long(id: &Value) -> bool {
 /// the honoured filter (only `toolsListChanged` is ever honoured; other
 /// requested types are left out, never an error), then carries each change
 /// under the listen request's id.
-pub(super) fn listen(
-    answer: &mut Answer<'_>,
-    params: Option<&Params<'_>>,
-    may_stream: bool,
-) -> Handled {
+pub(super) fn listen(answer: &mut Answer<'_>, params: Option<&Params<'_>>) -> Handled {
     let lease = answer.lease;
     if !lease.is_live() {
         return Handled::Revoked;
@@ -100,7 +96,7 @@ pub(super) fn listen(
         );
         return write_error(answer.out, None, &error, ReplyClass::Malformed);
     }
-    if !may_stream {
+    if !answer.context.may_stream {
         let error = ErrorObject::new(
             code::INVALID_REQUEST,
             "subscriptions/listen is answered with an SSE stream: Accept must name text/event-stream",

@@ -12,7 +12,6 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use serde_json::{Map, Value};
 
-use super::context::RequestContext;
 use super::reply::{
     surface_panicked, write_error, write_result, Answer, Handled, ReplyClass, ResultKind,
     StreamedCall,
@@ -44,13 +43,9 @@ use crate::util::{CatchUnwind, Panicked};
 /// response, or nothing for `Stream`, `Revoked` and `Silent`. With a
 /// `watch` (the host has an observer), tells it what the call came to when
 /// that is known: here, or when the streamed call ends.
-pub(super) async fn tools_call(
-    answer: Answer<'_>,
-    params: Option<Params<'_>>,
-    context: &RequestContext<'_>,
-) -> Handled {
+pub(super) async fn tools_call(answer: Answer<'_>, params: Option<Params<'_>>) -> Handled {
     // The call's id and watch move to its stream if it runs on one.
-    let (lease, era, out) = (answer.lease, answer.era, answer.out);
+    let (lease, era, out, context) = (answer.lease, answer.era, answer.out, answer.context);
     // Told what the call came to once it is known; dropped untold, when
     // the call's connection closes before then, it tells that.
     let mut told = UntilAnswered {
@@ -60,7 +55,7 @@ pub(super) async fn tools_call(
         stream: None,
     };
     let written = out.len();
-    let (handled, outcome) = match check(lease, params, era, context.headers.params).await {
+    let (outcome, handled) = match check(lease, params, era, context.headers.params).await {
         Err(error) => {
             // Only a header that does not mirror its argument is refused
             // as malformed (400); every other refusal is a method error.
@@ -69,11 +64,10 @@ pub(super) async fn tools_call(
                 _ => ReplyClass::Answer,
             };
             let handled = write_error(out, Some(&answer.id), &error, class);
-            let outcome = handled.outcome();
-            (handled, outcome)
+            (handled.outcome(), handled)
         }
         // Checked here too, so a revoked bearer is a 401 before any stream starts.
-        Ok(_) if !lease.is_live() => (Handled::Revoked, Outcome::Rejected { status: 401 }),
+        Ok(_) if !lease.is_live() => (Outcome::Rejected { status: 401 }, Handled::Revoked),
         Ok(mut call) => {
             if let McpSessionHeader::Known(mcp_session) = context.session {
                 call.session_client = mcp_session.client_info().map(Cow::Borrowed);
@@ -118,9 +112,9 @@ fn streamed(
             stream: Some(&call_events),
         };
         let mut out = Vec::with_capacity(256);
-        let (handled, outcome) = run(&lease, (&id, era), &call, Some(&call_events), &mut out).await;
+        let (outcome, handled) = run(&lease, (&id, era), &call, Some(&call_events), &mut out).await;
         match handled {
-            Handled::Wrote(_) | Handled::Erred(..) => {}
+            Handled::Wrote | Handled::Erred(..) => {}
             // The response head is already sent: say it in the stream.
             Handled::Revoked => {
                 let error = ErrorObject::new(code::INVALID_REQUEST, "the session was revoked");
@@ -273,7 +267,7 @@ fn check_shape(params: Option<Params<'_>>, era: Era) -> Result<CheckedCall<'_>, 
 /// the surface could be invoked (or during a hold on its result), and
 /// `Silent` when the call was cancelled, both with nothing written. A
 /// cancelled POST still needs an HTTP answer: it gets what a message
-/// without a response gets (202, no body). With it, what the observer is
+/// without a response gets (202, no body). Before it, what the observer is
 /// told the call came to.
 async fn run(
     lease: &Lease,
@@ -281,7 +275,7 @@ async fn run(
     call: &CheckedCall<'_>,
     events: Option<&Arc<CallEvents>>,
     out: &mut Vec<u8>,
-) -> (Handled, Outcome) {
+) -> (Outcome, Handled) {
     let answering = (id, era, &lease.shared.info);
     let changes = lease.session.list_changes();
     let before = changes.generation();
@@ -294,7 +288,7 @@ async fn run(
     match invocation {
         // The tool ran, but the bearer died before its held result could
         // be sent.
-        Ok(_) | Err((_, Some(_))) if withheld => (Handled::Revoked, Outcome::Withheld),
+        Ok(_) | Err((_, Some(_))) if withheld => (Outcome::Withheld, Handled::Revoked),
         Ok(outcome) => {
             let told = if outcome.is_refused() {
                 Outcome::Refused
@@ -305,11 +299,11 @@ async fn run(
             let handled = write_result(out, answering, ResultKind::Plain, |result| {
                 outcome.write_members(result, era)
             });
-            (handled, told)
+            (told, handled)
         }
-        Err((told, Some(error))) => (write_error(out, Some(id), &error, ReplyClass::Answer), told),
-        Err((told @ Outcome::Cancelled, None)) => (Handled::Silent, told),
-        Err((told, None)) => (Handled::Revoked, told),
+        Err((told, Some(error))) => (told, write_error(out, Some(id), &error, ReplyClass::Answer)),
+        Err((told @ Outcome::Cancelled, None)) => (told, Handled::Silent),
+        Err((told, None)) => (told, Handled::Revoked),
     }
 }
 

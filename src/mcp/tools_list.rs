@@ -10,10 +10,8 @@ pub(super) async fn list_tools(answer: &mut Answer<'_>, params: Option<&Params<'
     let (lease, era) = (answer.lease, answer.era);
     // The host never hands out a cursor, so any cursor is one it did not
     // issue. `null` is read as absent.
-    if params
-        .and_then(|p| p.get("cursor"))
-        .is_some_and(|c| !c.is_null())
-    {
+    let cursor = params.and_then(|p| p.get("cursor"));
+    if cursor.is_some_and(|c| !c.is_null()) {
         return answer.error(&ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"));
     }
     let Ok(tools) = CatchUnwind(lease.session.surface().list_tools()).await else {

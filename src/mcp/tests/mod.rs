@@ -158,23 +158,43 @@ fn modern_call(name: &str, arguments: Value) -> Value {
     )
 }
 
+/// A reply's class as the tables compare it: a complete reply's, or one
+/// that wrote nothing (`Accepted`, a 202) or met a revocation (`Revoked`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Of(ReplyClass),
+    Accepted,
+    Revoked,
+}
+
+impl From<ReplyClass> for Class {
+    fn from(class: ReplyClass) -> Self {
+        Self::Of(class)
+    }
+}
+
 /// Dispatches one body with JSON responses only; the class and the body
 /// (`null` when empty).
-async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (ReplyClass, Value) {
+async fn post(lease: &Lease, headers: EnvelopeHeaders<'_>, body: &[u8]) -> (Class, Value) {
     let context = RequestContext {
         headers,
         may_stream: false,
         session: crate::state::McpSessionHeader::Absent,
         since: None,
         request_bytes: 0,
+        in_batch: false,
     };
-    match dispatch(lease, &context, body).await {
-        Reply::Complete { class, body } if body.is_empty() => (class, Value::Null),
-        Reply::Complete { class, body } => (class, serde_json::from_slice(&body).unwrap()),
-        Reply::Initialized { body, .. } => {
-            (ReplyClass::Answer, serde_json::from_slice(&body).unwrap())
-        }
-        Reply::Stream(_) | Reply::Listen(_) => panic!("a JSON-only request streamed"),
+    let (handled, body) = dispatch(lease, &context, body).await;
+    let class = match handled {
+        Handled::Erred(class, _) => Class::Of(class),
+        Handled::Wrote | Handled::Initialized(_) => Class::Of(ReplyClass::Answer),
+        Handled::Silent => return (Class::Accepted, Value::Null),
+        Handled::Revoked => return (Class::Revoked, Value::Null),
+        Handled::Stream(_) | Handled::Listen(_) => panic!("a JSON-only request streamed"),
+    };
+    match body.is_empty() {
+        true => (class, Value::Null),
+        false => (class, serde_json::from_slice(&body).unwrap()),
     }
 }
 
@@ -194,7 +214,7 @@ struct Row {
     what: &'static str,
     headers: EnvelopeHeaders<'static>,
     body: String,
-    class: ReplyClass,
+    class: Class,
     expect: Expect,
 }
 
@@ -202,14 +222,14 @@ fn row(
     what: &'static str,
     headers: EnvelopeHeaders<'static>,
     body: impl ToString,
-    class: ReplyClass,
+    class: impl Into<Class>,
     expect: Expect,
 ) -> Row {
     Row {
         what,
         headers,
         body: body.to_string(),
-        class,
+        class: class.into(),
         expect,
     }
 }
@@ -316,6 +336,7 @@ async fn modern_methods() {
 #[rustfmt::skip] // one row per line: the table is the test
 #[tokio::test]
 async fn bodies_and_batches() {
+    use Class::Accepted;
     use Expect::*;
     use ReplyClass::*;
     let ping = request("ping", json!({}));
@@ -364,7 +385,7 @@ async fn revoked_mid_request_never_reaches_the_surface() {
     fixture.shared.slab.revoke(fixture.at);
     let body = call("echo", json!({})).to_string();
     let (class, reply) = post(&fixture.lease, legacy(None), body.as_bytes()).await;
-    assert_eq!((class, reply), (ReplyClass::Revoked, Value::Null));
+    assert_eq!((class, reply), (Class::Revoked, Value::Null));
     assert_eq!(fixture.session.calls_served(), 0);
 }
 
@@ -385,14 +406,14 @@ async fn progress_without_a_stream_is_disabled() {
             session: crate::state::McpSessionHeader::Absent,
             since: None,
             request_bytes: 0,
+            in_batch: false,
         };
-        let Reply::Complete { class, body } =
+        let (Handled::Wrote, body) =
             dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
         else {
-            panic!("a call without both a token and SSE streamed");
+            panic!("a call without both a token and SSE was not answered inline");
         };
         let reply: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(class, ReplyClass::Answer);
         assert_eq!(
             reply["result"]["content"][0]["text"],
             "progress enabled: false"
@@ -416,8 +437,9 @@ async fn progress_with_a_stream_streams() {
         session: crate::state::McpSessionHeader::Absent,
         since: None,
         request_bytes: 0,
+        in_batch: false,
     };
-    let Reply::Stream(streamed) =
+    let (Handled::Stream(streamed), _) =
         dispatch(&fixture.lease, &context, body.to_string().as_bytes()).await
     else {
         panic!("a call with a token and SSE did not stream");
@@ -461,8 +483,8 @@ async fn cancelled_call_gets_no_response() {
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": 7}});
     let (class, _) = post(&fixture.lease, legacy(None), cancel.to_string().as_bytes()).await;
-    assert_eq!(class, ReplyClass::Accepted);
-    assert_eq!(pending.await.unwrap(), (ReplyClass::Accepted, Value::Null));
+    assert_eq!(class, Class::Accepted);
+    assert_eq!(pending.await.unwrap(), (Class::Accepted, Value::Null));
     assert_eq!(fixture.shared.calls_running.load(Ordering::Relaxed), 0);
 }
 
@@ -478,7 +500,7 @@ async fn call_timeout_is_exact() {
     let body = call("pending", json!({})).to_string();
     let (class, reply) = post(&fixture.lease, legacy(None), body.as_bytes()).await;
     assert_eq!(started.elapsed(), Duration::from_secs(30));
-    assert_eq!(class, ReplyClass::Answer);
+    assert_eq!(class, Class::Of(ReplyClass::Answer));
     assert_eq!(reply["error"]["code"], code::INTERNAL_ERROR);
     assert_eq!(reply["error"]["data"], json!({"timeLimitMs": 30_000}));
     assert_eq!(fixture.shared.calls_running.load(Ordering::Relaxed), 0);

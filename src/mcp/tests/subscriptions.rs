@@ -18,6 +18,7 @@ async fn listen(lease: &Lease, notifications: Value) -> Reply {
         session: crate::state::McpSessionHeader::Absent,
         since: None,
         request_bytes: 0,
+        in_batch: false,
     };
     dispatch(lease, &context, body.to_string().as_bytes()).await
 }
@@ -32,7 +33,7 @@ fn parse(bytes: &[u8]) -> Value {
 #[tokio::test]
 async fn listen_renders_its_messages() {
     let fixture = fixture_with(ToolHostConfig::default());
-    let Reply::Listen(subscription) = listen(
+    let (Handled::Listen(subscription), _) = listen(
         &fixture.lease,
         json!({"toolsListChanged": true, "promptsListChanged": true}),
     )
@@ -67,7 +68,8 @@ async fn listen_renders_its_messages() {
             "io.modelcontextprotocol/subscriptionId": 7,
             "io.modelcontextprotocol/serverInfo": server}}})
     );
-    let Reply::Listen(nothing) = listen(&fixture.lease, json!({"promptsListChanged": true})).await
+    let (Handled::Listen(nothing), _) =
+        listen(&fixture.lease, json!({"promptsListChanged": true})).await
     else {
         panic!("listen did not stream");
     };
@@ -88,7 +90,7 @@ async fn listen_holds_the_stream_limit() {
     });
     let first = listen(&fixture.lease, json!({"toolsListChanged": true})).await;
     let second = listen(&fixture.lease, json!({"toolsListChanged": true})).await;
-    let Reply::Complete { class, body } =
+    let (Handled::Erred(class, _), body) =
         listen(&fixture.lease, json!({"toolsListChanged": true})).await
     else {
         panic!("a third stream opened past the limit of 2");
@@ -101,7 +103,7 @@ async fn listen_holds_the_stream_limit() {
     drop((first, second));
     assert!(matches!(
         listen(&fixture.lease, json!({"toolsListChanged": true})).await,
-        Reply::Listen(_)
+        (Handled::Listen(_), _)
     ));
 }
 
@@ -119,13 +121,7 @@ async fn streams_of_a_revoked_session_are_refused_as_revoked() {
         Err(StreamRefused::Revoked)
     ));
     let reply = listen(&fixture.lease, json!({"toolsListChanged": true})).await;
-    assert!(matches!(
-        reply,
-        Reply::Complete {
-            class: ReplyClass::Revoked,
-            ..
-        }
-    ));
+    assert!(matches!(reply, (Handled::Revoked, _)));
     let fresh = fixture_with(ToolHostConfig::default());
     fresh.session.list_changes().revoke(); // the guard's drop, before the slab
     assert!(matches!(
@@ -168,7 +164,8 @@ async fn a_fixed_surface_offers_no_list_changes() {
         legacy_stream(&lease, Arc::clone(lease.session.list_changes().stateless())),
         Err(StreamRefused::NotOffered)
     ));
-    let Reply::Listen(subscription) = listen(&lease, json!({"toolsListChanged": true})).await
+    let (Handled::Listen(subscription), _) =
+        listen(&lease, json!({"toolsListChanged": true})).await
     else {
         panic!("listen did not stream");
     };
