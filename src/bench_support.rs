@@ -104,12 +104,10 @@ pub async fn serve_raw(host: &ToolHost, input: &[u8]) -> Vec<u8> {
     });
     let mut output = Vec::new();
     let mut chunk = [0u8; 8192];
-    loop {
-        let read = reader.read(&mut chunk);
-        match tokio::time::timeout(std::time::Duration::from_millis(100), read).await {
-            Ok(Ok(0) | Err(_)) | Err(_) => break,
-            Ok(Ok(n)) => output.extend_from_slice(&chunk[..n]),
-        }
+    // Until the pipe ends, fails, or is silent for the wait.
+    let silence = std::time::Duration::from_millis(100);
+    while let Ok(Ok(n @ 1..)) = tokio::time::timeout(silence, reader.read(&mut chunk)).await {
+        output.extend_from_slice(&chunk[..n]);
     }
     writing.abort();
     serving.abort();

@@ -261,17 +261,17 @@ impl ToolHostConfig {
     /// and the address, then every size, count and duration (positive),
     /// then the limits bounded on both sides.
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        let refuse = |why: &'static str| Err(ErrorKind::InvalidConfig.error(why));
         let name_ok = (1..=64).contains(&self.server_name.len())
             && self
                 .server_name
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         if !name_ok {
-            return Err(ErrorKind::InvalidConfig
-                .error("server_name must be 1-64 characters of [A-Za-z0-9_-]"));
+            return refuse("server_name must be 1-64 characters of [A-Za-z0-9_-]");
         }
         if !self.bind_addr.is_loopback() {
-            return Err(ErrorKind::InvalidConfig.error("bind_addr must be a loopback address"));
+            return refuse("bind_addr must be a loopback address");
         }
         // Each field that must be positive, and whether it is zero: the
         // counts, then the durations.
@@ -297,25 +297,17 @@ impl ToolHostConfig {
             let also = also.unwrap_or_default();
             return Err(ErrorKind::InvalidConfig.error(format!("{field} must be positive{also}")));
         }
-        self.validate_ranges()
-    }
-
-    /// The limits bounded on both sides.
-    fn validate_ranges(&self) -> Result<(), Error> {
         if !(1..=MAX_CONNECTIONS_CEILING).contains(&self.max_connections) {
-            return Err(
-                ErrorKind::InvalidConfig.error("max_connections must be between 1 and 1,000,000")
-            );
+            return refuse("max_connections must be between 1 and 1,000,000");
         }
         if self
             .max_connections_per_session
             .is_some_and(|n| !(1..=self.max_connections).contains(&n))
         {
-            return Err(ErrorKind::InvalidConfig
-                .error("max_connections_per_session must be between 1 and max_connections"));
+            return refuse("max_connections_per_session must be between 1 and max_connections");
         }
         if self.max_header_bytes < 8192 {
-            return Err(ErrorKind::InvalidConfig.error("max_header_bytes must be at least 8192"));
+            return refuse("max_header_bytes must be at least 8192");
         }
         Ok(())
     }

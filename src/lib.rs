@@ -79,8 +79,9 @@
 //!   rendered once at bind, `protocol/server_info.rs`).
 //! - `conn/`: a connection's supervision: admission, the peer's user, the
 //!   header read timeout, write stalls, graceful shutdown.
-//! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, panic
-//!   containment, base64, the SSE frame of one message.
+//! - `util/`: futures (a bounded wait, a wait on a `Notify`), a latch, the
+//!   one way a lock is taken, panic containment, base64, the SSE frame of
+//!   one message.
 //! - `observer.rs`: the window on every request ([`observe`]), the
 //!   [`SessionId`] it names sessions by, and the client a request names.
 //! - `trace_context.rs`: the W3C trace context of a request's `_meta`,

@@ -114,7 +114,8 @@ impl Observer {
     /// passed (a task of the current runtime waits it out, one at a time).
     pub(crate) fn count_refusal(&self, status: u16) {
         let Some(at) = REFUSED_STATUSES.iter().position(|&s| s == status) else {
-            return self.tell(&Observation::refusals(status, 1));
+            let outcome = Outcome::Rejected { status };
+            return self.tell(&Observation::bare(None, Duration::ZERO, outcome));
         };
         self.refusals.counts[at].fetch_add(1, Ordering::Relaxed);
         if self.refusals.told_soon.swap(true, Ordering::AcqRel) {
@@ -140,9 +141,13 @@ impl Observer {
     #[inline(never)]
     pub(crate) fn tell_refusals(&self) {
         for (status, count) in REFUSED_STATUSES.iter().zip(&self.refusals.counts) {
+            let outcome = Outcome::Rejected { status: *status };
             let requests = count.swap(0, Ordering::AcqRel);
             if requests > 0 {
-                self.tell(&Observation::refusals(*status, requests));
+                self.tell(&Observation {
+                    requests,
+                    ..Observation::bare(None, Duration::ZERO, outcome)
+                });
             }
         }
     }
@@ -293,15 +298,6 @@ impl Observation<'_> {
             response_bytes: 0,
         }
     }
-
-    /// `requests` requests refused with `status` before authentication.
-    fn refusals(status: u16, requests: u64) -> Self {
-        let outcome = Outcome::Rejected { status };
-        Self {
-            requests,
-            ..Self::bare(None, Duration::ZERO, outcome)
-        }
-    }
 }
 
 /// What a request came to.
@@ -434,7 +430,7 @@ mod tests {
     #[test]
     fn a_panicking_observer_is_contained() {
         let observer = Observer::new(|_| panic!("observer bug"));
-        observer.tell(&Observation::refusals(401, 1));
+        observer.tell(&Observation::bare(None, Duration::ZERO, Outcome::Success));
         assert_eq!(format!("{observer:?}"), "Observer(..)");
     }
 }

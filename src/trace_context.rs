@@ -102,14 +102,11 @@ fn key_part(part: &[u8], letter_first: bool) -> bool {
 
 /// `text` without the spaces and tabs around it (W3C's optional white
 /// space).
-fn ows(mut text: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = text {
-        text = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = text {
-        text = rest;
-    }
-    text
+fn ows(text: &[u8]) -> &[u8] {
+    let blank = |b: &&u8| matches!(b, b' ' | b'\t');
+    let start = text.iter().take_while(blank).count();
+    let end = text.len() - text[start..].iter().rev().take_while(blank).count();
+    &text[start..end]
 }
 
 /// `value` when it is a `baggage` within W3C Baggage's limits: 1 to 64
@@ -170,26 +167,16 @@ const CLASSES: [u8; 256] = {
     let mut b = 0u8;
     while b < 0x80 {
         let (digit, lower) = (b.is_ascii_digit(), b.is_ascii_lowercase());
-        let mut class = 0;
-        if digit || matches!(b, b'a'..=b'f') {
-            class |= HEX;
-        }
-        if digit || lower || matches!(b, b'_' | b'-' | b'*' | b'/') {
-            class |= KEY;
-        }
-        if matches!(b, b' '..=b'~') && b != b',' && b != b'=' {
-            class |= STATE_VALUE;
-        }
-        if b.is_ascii_alphanumeric() {
-            class |= TOKEN;
-        }
-        if b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\') {
-            class |= BAGGAGE_VALUE;
-        }
-        if b == b'0' {
-            class |= ZERO;
-        }
-        table[b as usize] = class;
+        let hex = digit || matches!(b, b'a'..=b'f');
+        let key = digit || lower || matches!(b, b'_' | b'-' | b'*' | b'/');
+        let state = matches!(b, b' '..=b'~') && !matches!(b, b',' | b'=');
+        let baggage = b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\');
+        table[b as usize] = member(hex, HEX)
+            | member(key, KEY)
+            | member(state, STATE_VALUE)
+            | member(b.is_ascii_alphanumeric(), TOKEN)
+            | member(baggage, BAGGAGE_VALUE)
+            | member(b == b'0', ZERO);
         b += 1;
     }
     // RFC 9110's `tchar` punctuation, by a loop: `contains` cannot run in
@@ -202,6 +189,11 @@ const CLASSES: [u8; 256] = {
     }
     table
 };
+
+/// `class` when `is`, else none: one class of a byte's entry in [`CLASSES`].
+const fn member(is: bool, class: u8) -> u8 {
+    class * is as u8
+}
 
 /// Whether every byte of `bytes` is of `class`. Never inlined: called on
 /// ranges of known length, it would be unrolled for each.

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! eth_ SSSSSSSS GGGGGGGGGGGGGGGG XXXXXXXX...(64 hex digits)
-//!      slot u32 generation u64   secret [u8; 32]
+//!      slot u32 generation u64   secret [u64; 4]
 //! ```
 //!
 //! written as lower-case hex without the spaces: 92 characters in all. The
@@ -33,12 +33,13 @@ const SECRET_HEX: usize = 64;
 /// Length of a bearer's text form.
 pub(crate) const TEXT_LEN: usize = PREFIX.len() + SLOT_HEX + GENERATION_HEX + SECRET_HEX;
 
-/// The 256 secret bits of a bearer.
+/// The 256 secret bits of a bearer, as four words: the form the slab
+/// stores, and the text form's four last groups of 16 digits.
 ///
 /// No `PartialEq`: the only comparison is [`Secret::ct_eq_words`], in constant
 /// time. `Debug` prints `<redacted>`.
 #[derive(Clone)]
-pub(crate) struct Secret([u8; 32]);
+pub(crate) struct Secret([u64; 4]);
 
 impl Secret {
     /// Draws a fresh secret from the operating system's generator.
@@ -48,25 +49,23 @@ impl Secret {
     /// Panics when the OS generator fails. That only happens on a broken
     /// system; minting a guessable bearer instead would be far worse.
     pub(crate) fn generate() -> Self {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).expect("the operating system's random generator failed");
-        Self(bytes)
+        let word = || getrandom::u64().expect("the operating system's random generator failed");
+        Self([word(), word(), word(), word()])
     }
 
-    /// The secret as four native words, the form the slab stores.
+    /// The secret's four words, the form the slab stores.
     pub(crate) fn to_words(&self) -> [u64; 4] {
-        let word = |i: usize| self.0[8 * i..8 * i + 8].try_into().expect("eight bytes");
-        std::array::from_fn(|i| u64::from_le_bytes(word(i)))
+        self.0
     }
 
     /// Constant-time equality against stored words.
     pub(crate) fn ct_eq_words(&self, words: &[u64; 4]) -> Choice {
-        self.to_words().ct_eq(words)
+        self.0.ct_eq(words)
     }
 
     #[cfg(test)]
-    pub(crate) fn from_bytes(bytes: [u8; 32]) -> Self {
-        Self(bytes)
+    pub(crate) fn from_words(words: [u64; 4]) -> Self {
+        Self(words)
     }
 }
 
@@ -104,27 +103,26 @@ impl Bearer {
             return None;
         }
         // Eleven groups of eight digits: slot, generation (two), secret
-        // (eight). Branch-free over the digits: any invalid one is gathered
-        // in `bad` and decided once at the end.
+        // (four words of two). Branch-free over the digits: any invalid one
+        // is gathered in `bad` and decided once at the end.
         // (The length is checked above, so every group is whole.)
         let digits = &text[PREFIX.len()..];
         let group = |i: usize| hex8(&digits[8 * i..8 * i + 8]);
-        let (slot, mut bad) = group(0);
-        let ((high, high_bad), (low, low_bad)) = (group(1), group(2));
-        bad |= high_bad | low_bad;
-        let generation = u64::from(high) << 32 | u64::from(low);
-        let mut secret = [0u8; 32];
-        for (i, four) in secret.chunks_exact_mut(4).enumerate() {
-            let (value, invalid) = group(3 + i);
-            bad |= invalid;
-            four.copy_from_slice(&value.to_be_bytes());
-        }
+        // Groups `i` and `i + 1` as one word, the first highest.
+        let word = |i: usize| {
+            let ((high, high_bad), (low, low_bad)) = (group(i), group(i + 1));
+            (u64::from(high) << 32 | u64::from(low), high_bad | low_bad)
+        };
+        let (slot, slot_bad) = group(0);
+        let (generation, generation_bad) = word(1);
+        let secret = [word(3), word(5), word(7), word(9)];
+        let bad = slot_bad | generation_bad | secret.iter().fold(0, |bad, w| bad | w.1);
         if bad != 0 || generation % 2 == 0 {
             return None;
         }
         Some(Self {
             at: SlotRef { slot, generation },
-            secret: Secret(secret),
+            secret: Secret(secret.map(|(word, _)| word)),
         })
     }
 
@@ -141,11 +139,9 @@ impl Bearer {
     /// Writes the canonical text form. The only caller is
     /// [`ToolSession::mcp_servers`](crate::ToolSession::mcp_servers).
     pub(crate) fn to_text(&self) -> String {
-        // The secret's 32 bytes as two 128-bit numbers, first byte highest.
-        let half = |at: usize| self.secret.0[at..at + 16].try_into().expect("16 bytes");
-        let (high, low) = (u128::from_be_bytes(half(0)), u128::from_be_bytes(half(16)));
+        let [a, b, c, d] = self.secret.0;
         format!(
-            "{PREFIX}{:08x}{:016x}{high:032x}{low:032x}",
+            "{PREFIX}{:08x}{:016x}{a:016x}{b:016x}{c:016x}{d:016x}",
             self.at.slot, self.at.generation
         )
     }
@@ -211,13 +207,10 @@ mod tests {
     }
 
     fn sample(slot: u32, generation: u64) -> Bearer {
-        let mut secret = [0u8; 32];
-        for (i, b) in secret.iter_mut().enumerate() {
-            *b = (i as u8).wrapping_mul(37) ^ 0xa5;
-        }
+        let secret = [0x0123_4567_89ab_cdef, 0, u64::MAX, 0xa5a5_0000_ffff_5a5a];
         Bearer {
             at: SlotRef { slot, generation },
-            secret: Secret::from_bytes(secret),
+            secret: Secret::from_words(secret),
         }
     }
 

@@ -88,11 +88,12 @@
 //! grows multi-word transitions (issue: in-flight call counting).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use subtle::ConstantTimeEq;
 
 use crate::auth::bearer::{Bearer, Secret, SlotRef};
+use crate::util::lock;
 
 /// Slots in the first page; page `k` holds `FIRST_PAGE << k` slots.
 const FIRST_PAGE: usize = 64;
@@ -295,12 +296,6 @@ impl<T> RevocationSlab<T> {
             })
             .ok()
     }
-}
-
-/// Locks `mutex`: nothing panics while holding either of the slab's locks,
-/// so a poisoned lock's data is whole.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Page and offset of a slot index: page `k` starts at `FIRST_PAGE * (2^k - 1)`.

@@ -11,7 +11,7 @@ use super::private_file;
 use super::runner::Runner;
 use super::tool_session::ToolSession;
 use crate::error::{Error, ErrorKind};
-use crate::state::lock;
+use crate::util::lock;
 
 impl McpServers<'_> {
     /// The ACP `mcpServers` value for an agent whose `initialize` result is

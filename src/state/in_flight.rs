@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use crate::state::lock::lock;
 use crate::state::shared::SessionState;
 use crate::surface::CancelSignal;
-use crate::util::wait_for;
+use crate::util::{lock, wait_for};
 
 impl SessionState {
     /// Registers a call with request id `id` as in flight (in `running`,

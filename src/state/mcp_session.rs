@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use subtle::ConstantTimeEq;
 
 use crate::state::list_changed::{Audience, ListChanges};
-use crate::state::lock::lock;
+use crate::util::lock;
 
 /// Length of an id's text: 16 random bytes in hex.
 const ID_LEN: usize = 32;
@@ -135,11 +135,10 @@ impl McpSessions {
         changes: &ListChanges,
         limit: usize,
     ) -> Arc<McpSession> {
-        let mut random = [0u8; ID_LEN / 2];
-        getrandom::fill(&mut random).expect("the operating system's random generator failed");
+        let random = || getrandom::u64().expect("the operating system's random generator failed");
         let mut id = [0u8; ID_LEN];
         // Lower-case hex: 32 digits, which fill `id` exactly.
-        write!(&mut id[..], "{:032x}", u128::from_le_bytes(random)).expect("32 digits fit");
+        write!(&mut id[..], "{:016x}{:016x}", random(), random()).expect("32 digits fit");
         let client_info = client_info
             .and_then(crate::observer::ClientInfo::from_value)
             .map(|info| Arc::new(serde_json::json!({"name": info.name, "version": info.version})));

@@ -15,14 +15,13 @@
 //!   deliver it, the count of listings, and the hold on a call's result
 //!   until its change is delivered and re-listed;
 //! - `mcp_session.rs`: the `Mcp-Session-Id`s that legacy `initialize`s
-//!   mint inside a bearer's session, and the per-bearer cap;
-//! - `lock.rs`: how every lock above (and the guard's list of config
-//!   files) is taken, poisoned or not.
+//!   mint inside a bearer's session, and the per-bearer cap.
+//!
+//! Every lock above is taken through `util::lock`, poisoned or not.
 
 mod entry;
 mod in_flight;
 mod list_changed;
-mod lock;
 mod mcp_session;
 mod output_schemas;
 mod shared;
@@ -33,6 +32,5 @@ pub(crate) use entry::FirstPoll;
 #[cfg(test)]
 pub(crate) use list_changed::COALESCE;
 pub(crate) use list_changed::{AnnouncementWindow, Audience, StreamRefused, StreamSlot};
-pub(crate) use lock::lock;
 pub(crate) use mcp_session::{McpSession, McpSessionHeader};
 pub(crate) use shared::{Lease, SessionState, Shared};

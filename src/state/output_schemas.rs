@@ -4,9 +4,9 @@
 use std::sync::atomic::Ordering;
 
 use crate::protocol::Era;
-use crate::state::lock::lock;
 use crate::state::shared::SessionState;
 use crate::tool::Tool;
+use crate::util::lock;
 
 impl SessionState {
     /// A `tools/list` in `era` was answered with `tools`: which of them

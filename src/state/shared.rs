@@ -23,10 +23,9 @@ use crate::observer::SessionId;
 use crate::protocol::ServerInfo;
 use crate::state::entry::{Entry, EntryGate};
 use crate::state::list_changed::ListChanges;
-use crate::state::lock::lock;
 use crate::state::mcp_session::{McpSession, McpSessions};
 use crate::surface::{AtomicLogLevel, CancelSignal, DynSurface};
-use crate::util::Latch;
+use crate::util::{lock, Latch};
 
 /// State shared by the accept loop, every connection, every request and
 /// every session guard. Sessions keep it alive, so a guard outliving its
@@ -73,7 +72,7 @@ impl Shared {
             .allowed_origins
             .iter()
             .map(|o| o.to_ascii_lowercase());
-        let allowed_origins = distinct(own.chain(configured));
+        let allowed_origins = own.chain(configured).collect();
         Self {
             slab: RevocationSlab::new(config.max_sessions),
             info: ServerInfo::new(config.server_name.clone(), config.instructions.clone()),
@@ -103,11 +102,10 @@ impl Shared {
     ) -> Result<(Arc<SessionState>, Bearer), Error> {
         let id = SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed));
         let state = Arc::new(SessionState::new(id, surface));
-        let bearer = self
-            .slab
+        self.slab
             .open(Arc::clone(&state))
-            .ok_or_else(|| ErrorKind::SessionLimit.error(""))?;
-        Ok((state, bearer))
+            .map(|bearer| (state, bearer))
+            .ok_or_else(|| ErrorKind::SessionLimit.error(""))
     }
 
     /// Step 1 of the transport: `Host` (or an absolute-form target's
@@ -130,7 +128,8 @@ impl Shared {
 
 /// The listener's URL authority, and every `Host` value that names it: the
 /// bound address and each loopback name at its port (and without the port
-/// at port 80), lower case, each once.
+/// at port 80), lower case, each once (the bound address may be one of the
+/// names). The lists are a few names long and searched linearly.
 fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
     let port = local_addr.port();
     let url_authority = match local_addr.ip() {
@@ -139,22 +138,11 @@ fn loopback_names(local_addr: SocketAddr) -> (String, Vec<String>) {
     };
     let names = ["127.0.0.1", "localhost", "[::1]"];
     let with_port = names.map(|name| format!("{name}:{port}"));
+    let with_port = with_port.into_iter().filter(|name| *name != url_authority);
     let bare = names.into_iter().filter(|_| port == 80).map(str::to_owned);
     let own = std::iter::once(url_authority.clone()).chain(with_port);
-    let hosts = distinct(own.chain(bare));
+    let hosts = own.chain(bare).collect();
     (url_authority, hosts)
-}
-
-/// `names` without repeats, in their order. The lists are a few names long
-/// and searched linearly, so they need no sort, whose generic code (a
-/// stable sort's, 2,500 lines of LLVM IR) each embedder would compile.
-fn distinct(names: impl Iterator<Item = String>) -> Vec<String> {
-    names.fold(Vec::new(), |mut list, name| {
-        if !list.contains(&name) {
-            list.push(name);
-        }
-        list
-    })
 }
 
 /// What the host knows about one open session; shared by the guard and by

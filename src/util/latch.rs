@@ -6,7 +6,8 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 /// A flag raised once, waking the streams that wait on it: the host's
-/// "end every stream now" at shutdown.
+/// "end every stream now" at shutdown, and a session's revocation (whose
+/// wake-up also carries its list changes).
 #[derive(Debug, Default)]
 pub(crate) struct Latch {
     raised: AtomicBool,

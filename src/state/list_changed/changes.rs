@@ -3,14 +3,13 @@
 //! a result (see the folder's map, `mod.rs`, for the policy and its
 //! waits). It builds on `audience.rs`; `notifier.rs` builds on it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::state::lock::lock;
-use crate::util::{wait_for, waiting_at_most};
+use crate::util::{lock, wait_for, waiting_at_most, Latch};
 
 use super::audience::Audience;
 
@@ -44,11 +43,9 @@ pub(crate) struct ListChanges {
     /// Streams open now, of every audience (for the per-session limit).
     open_streams: AtomicUsize,
     /// Raised when the session's guard is dropped: streams end, signals do
-    /// nothing.
-    revoked: AtomicBool,
-    /// Wakes the streams, on a signal, at revocation, or when an audience
-    /// ends.
-    wake: Arc<Notify>,
+    /// nothing. Its wake-up is the streams': on a signal, at revocation, or
+    /// when an audience ends.
+    revoked: Latch,
     /// The audience of legacy streams opened without an `Mcp-Session-Id`.
     stateless: Arc<Audience>,
     /// The audiences with a stream open now: those a call that changed the
@@ -93,7 +90,7 @@ impl ListChanges {
 
     /// Records a change and wakes the streams, if any is open.
     pub(crate) fn signal(&self) {
-        if self.revoked.load(Ordering::Acquire) {
+        if self.is_revoked() {
             return;
         }
         // SeqCst on both sides (here, and `open_stream` then `generation`
@@ -101,21 +98,20 @@ impl ListChanges {
         // here and woken, or reads the new generation on its first poll.
         self.generation.fetch_add(1, Ordering::SeqCst);
         if self.open_streams.load(Ordering::SeqCst) > 0 {
-            self.wake.notify_waiters();
+            self.revoked.wake().notify_waiters();
         }
     }
 
     /// Ends the session's streams and any hold on a result; later signals
     /// do nothing.
     pub(crate) fn revoke(&self) {
-        self.revoked.store(true, Ordering::SeqCst);
-        self.wake.notify_waiters();
+        self.revoked.raise();
         self.progressed.notify_waiters();
         self.listed.notify_waiters();
     }
 
     pub(crate) fn is_revoked(&self) -> bool {
-        self.revoked.load(Ordering::SeqCst)
+        self.revoked.is_raised()
     }
 
     /// The changes signalled so far.
@@ -131,14 +127,14 @@ impl ListChanges {
     /// What a stream waits on to hear of a signal, the revocation, or the
     /// end of its audience.
     pub(crate) fn wake(&self) -> &Arc<Notify> {
-        &self.wake
+        self.revoked.wake()
     }
 
     /// Ends `audience` (its MCP session was deleted or displaced): its
     /// streams end on their next poll, which this wakes.
     pub(crate) fn end_audience(&self, audience: &Audience) {
         audience.ended.store(true, Ordering::SeqCst);
-        self.wake.notify_waiters();
+        self.revoked.wake().notify_waiters();
         self.progressed.notify_waiters();
     }
 
