@@ -415,11 +415,9 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
         Some(First::Right(())) => Err((Outcome::Cancelled, None)),
         None => {
             let limit = limit.unwrap_or_default();
-            let error = tool_error(
-                name,
-                format_args!("exceeded the call time limit of {limit:?}"),
-            )
-            .with_data(serde_json::json!({"timeLimitMs": limit.as_millis() as u64}));
+            let data = serde_json::json!({"timeLimitMs": limit.as_millis() as u64});
+            let what = format!("exceeded the call time limit of {limit:?}");
+            let error = tool_error(name, what).with_data(data);
             Err((Outcome::TimedOut, Some(error)))
         }
     }

@@ -13,8 +13,7 @@ impl SessionState {
     /// it showed with an `outputSchema` is recorded, and the listing
     /// counted.
     pub(crate) fn listed(&self, tools: &[Tool], era: Era) {
-        let declaring =
-            |tool: &&Tool| era.has_structured_content() && tool.output_schema().is_some();
+        let declaring = |tool: &&Tool| era.since_2025_06_18() && tool.output_schema().is_some();
         let any = tools.iter().any(|tool| declaring(&tool));
         if any || self.any_output_schema.load(Ordering::Acquire) {
             let names = tools

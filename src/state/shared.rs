@@ -24,7 +24,7 @@ use crate::protocol::ServerInfo;
 use crate::state::entry::{Entry, EntryGate};
 use crate::state::list_changed::ListChanges;
 use crate::state::mcp_session::{McpSession, McpSessions};
-use crate::surface::{AtomicLogLevel, CancelSignal, DynSurface};
+use crate::surface::{AtomicLogLevel, CancelSignal, DynSurface, ToolSurface};
 use crate::util::{lock, Latch};
 
 /// State shared by the accept loop, every connection, every request and
@@ -96,12 +96,13 @@ impl Shared {
     /// # Errors
     ///
     /// [`ErrorKind::SessionLimit`](crate::ErrorKind::SessionLimit) when every session slot is taken.
-    pub(crate) fn open_session(
+    pub(crate) fn open_session<S: ToolSurface>(
         &self,
-        surface: Arc<dyn DynSurface>,
+        surface: Arc<S>,
     ) -> Result<(Arc<SessionState>, Bearer), Error> {
         let id = SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed));
-        let state = Arc::new(SessionState::new(id, surface));
+        let asks = (surface.list_can_change(), surface.may_log());
+        let state = Arc::new(SessionState::new(id, surface, asks));
         self.slab
             .open(Arc::clone(&state))
             .map(|bearer| (state, bearer))
@@ -181,11 +182,14 @@ pub(crate) struct SessionState {
 }
 
 impl SessionState {
-    fn new(id: SessionId, surface: Arc<dyn DynSurface>) -> Self {
+    /// `asks` are what the surface answered, once, at open: whether its
+    /// list can change, and whether it logs.
+    fn new(id: SessionId, surface: Arc<dyn DynSurface>, asks: (bool, bool)) -> Self {
+        let (list_can_change, may_log) = asks;
         Self {
             id,
-            list_changes: Arc::new(ListChanges::new(surface.list_can_change())),
-            log_level: surface.may_log().then(AtomicLogLevel::default),
+            list_changes: Arc::new(ListChanges::new(list_can_change)),
+            log_level: may_log.then(AtomicLogLevel::default),
             surface,
             calls_served: AtomicU64::new(0),
             in_flight: Mutex::default(),
@@ -300,6 +304,6 @@ pub(super) mod tests {
     pub(crate) fn session() -> SessionState {
         let executor = |_: String, _: Value| async { Ok::<_, String>(Value::Null) };
         let surface = Arc::new(StaticSurface::new(vec![], executor).unwrap());
-        SessionState::new(SessionId(1), surface)
+        SessionState::new(SessionId(1), surface, (false, false))
     }
 }

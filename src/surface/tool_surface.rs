@@ -182,8 +182,6 @@ pub(crate) trait DynSurface: Send + Sync {
     fn list_tools(&self) -> BoxFuture<'_, Arc<[Tool]>>;
     fn is_visible<'a>(&'a self, name: &'a str) -> BoxFuture<'a, bool>;
     fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome>;
-    fn list_can_change(&self) -> bool;
-    fn may_log(&self) -> bool;
 }
 
 impl<S: ToolSurface> DynSurface for S {
@@ -197,13 +195,5 @@ impl<S: ToolSurface> DynSurface for S {
 
     fn call_with<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(ToolSurface::call_with(self, call))
-    }
-
-    fn list_can_change(&self) -> bool {
-        ToolSurface::list_can_change(self)
-    }
-
-    fn may_log(&self) -> bool {
-        ToolSurface::may_log(self)
     }
 }

@@ -213,7 +213,7 @@ impl Tool {
     /// session's results do not honour.
     pub(crate) fn rendered_for(&self, era: Era) -> &str {
         match &self.inner.rendered_without_output {
-            Some(plain) if !era.has_structured_content() => plain,
+            Some(plain) if !era.since_2025_06_18() => plain,
             _ => &self.inner.rendered,
         }
     }

@@ -180,7 +180,7 @@ impl ToolOutcome {
     /// defines `structuredContent`, would carry none.
     pub(crate) fn lacks_structured_content(&self, era: Era) -> bool {
         self.is_success()
-            && era.has_structured_content()
+            && era.since_2025_06_18()
             && !self
                 .structured_content()
                 .is_some_and(|json| era.carries_structured(json))

@@ -98,12 +98,6 @@ impl Era {
         self.version() >= "2025-06-18"
     }
 
-    /// Whether the revision defines `structuredContent` (and so a tool's
-    /// `outputSchema`): 2025-06-18 and later.
-    pub(crate) fn has_structured_content(self) -> bool {
-        self.since_2025_06_18()
-    }
-
     /// Whether a result may carry `value` as `structuredContent`: from
     /// 2025-06-18, an object; from 2026-07-28, any value.
     pub(crate) fn carries_structured(self, value: &serde_json::Value) -> bool {
