@@ -19,7 +19,14 @@ use std::time::Duration;
 ///
 /// Its `Display` form is `session-N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(pub(crate) u64);
+pub struct SessionId(u64);
+
+impl SessionId {
+    /// The next id `counter` gives (its host's: ids are unique within it).
+    pub(crate) fn next(counter: &AtomicU64) -> Self {
+        Self(counter.fetch_add(1, Ordering::Relaxed))
+    }
+}
 
 impl fmt::Display for SessionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -205,7 +205,14 @@ impl Connection {
 /// or with the connection. HTTP/1 serves one request at a time, so no later
 /// request on the connection can be in service when it drops.
 #[derive(Debug)]
-pub(crate) struct InService(pub(crate) Arc<Connection>);
+pub(crate) struct InService(Arc<Connection>);
+
+impl InService {
+    /// `connection`, in service until this is dropped.
+    pub(crate) fn new(connection: Arc<Connection>) -> Self {
+        Self(connection)
+    }
+}
 
 impl Drop for InService {
     fn drop(&mut self) {

@@ -35,7 +35,7 @@ impl ResponseBody {
         match self {
             Self::Full(_) => connection.activity().finish(),
             Self::Call(_, in_service) | Self::Notifications(_, in_service) => {
-                *in_service = Some(InService(connection));
+                *in_service = Some(InService::new(connection));
             }
         }
     }

@@ -309,7 +309,7 @@ async fn run(
 
 /// A success without `structuredContent` from a tool the client listed
 /// with an `outputSchema` is an error in the client (see
-/// `SessionState::declared_output_schema`, in `state/shared.rs`), which
+/// `SessionState::declared_output_schema`, in `state/output_schemas.rs`), which
 /// some agents report as a failed call and others as a broken server. It is served instead as a refusal that says what is wrong: a
 /// result every client accepts and passes to its model, and a message the
 /// surface's author can act on.
@@ -416,9 +416,11 @@ async fn until_done<F: Future<Output = Result<ToolOutcome, Panicked>>>(
         None => {
             let limit = limit.unwrap_or_default();
             let data = serde_json::json!({"timeLimitMs": limit.as_millis() as u64});
-            let what = format!("exceeded the call time limit of {limit:?}");
-            let error = tool_error(name, what).with_data(data);
-            Err((Outcome::TimedOut, Some(error)))
+            let error = tool_error(
+                name,
+                format_args!("exceeded the call time limit of {limit:?}"),
+            );
+            Err((Outcome::TimedOut, Some(error.with_data(data))))
         }
     }
 }

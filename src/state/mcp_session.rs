@@ -135,10 +135,11 @@ impl McpSessions {
         changes: &ListChanges,
         limit: usize,
     ) -> Arc<McpSession> {
-        let random = || getrandom::u64().expect("the operating system's random generator failed");
+        let mut random = [0u8; 16];
+        getrandom::fill(&mut random).expect("the operating system's random generator failed");
         let mut id = [0u8; ID_LEN];
         // Lower-case hex: 32 digits, which fill `id` exactly.
-        write!(&mut id[..], "{:016x}{:016x}", random(), random()).expect("32 digits fit");
+        write!(&mut id[..], "{:032x}", u128::from_le_bytes(random)).expect("32 digits fit");
         let client_info = client_info
             .and_then(crate::observer::ClientInfo::from_value)
             .map(|info| Arc::new(serde_json::json!({"name": info.name, "version": info.version})));

@@ -56,8 +56,8 @@ pub(crate) struct Shared {
     pub(crate) peer_user: Option<u32>,
     /// Raised at shutdown: every notification stream ends.
     pub(crate) streams_end: Arc<Latch>,
-    /// Tool calls running right now, across sessions (see
-    /// [`Registration`]).
+    /// Tool calls running right now, across sessions (see `Registration`,
+    /// in `in_flight.rs`).
     pub(crate) calls_running: AtomicUsize,
     next_session_id: AtomicU64,
 }
@@ -100,7 +100,7 @@ impl Shared {
         &self,
         surface: Arc<S>,
     ) -> Result<(Arc<SessionState>, Bearer), Error> {
-        let id = SessionId(self.next_session_id.fetch_add(1, Ordering::Relaxed));
+        let id = SessionId::next(&self.next_session_id);
         let asks = (surface.list_can_change(), surface.may_log());
         let state = Arc::new(SessionState::new(id, surface, asks));
         self.slab
@@ -304,6 +304,6 @@ pub(super) mod tests {
     pub(crate) fn session() -> SessionState {
         let executor = |_: String, _: Value| async { Ok::<_, String>(Value::Null) };
         let surface = Arc::new(StaticSurface::new(vec![], executor).unwrap());
-        SessionState::new(SessionId(1), surface, (false, false))
+        SessionState::new(SessionId::next(&AtomicU64::new(1)), surface, (false, false))
     }
 }
