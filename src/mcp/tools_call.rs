@@ -185,11 +185,11 @@ async fn check<'a>(
     let call = check_shape(params, era)?;
     let surface = lease.session.surface();
     let visible = match era {
-        Era::Legacy(_) => CatchUnwind(surface.is_visible(&call.name))
+        Era::Legacy(_) => CatchUnwind::new(surface.is_visible(&call.name))
             .await
             .map_err(|_| surface_panicked())?,
         Era::Modern(_) => {
-            let tools = CatchUnwind(surface.list_tools())
+            let tools = CatchUnwind::new(surface.list_tools())
                 .await
                 .map_err(|_| surface_panicked())?;
             let tool = tools.iter().find(|tool| tool.name() == call.name);
@@ -370,7 +370,10 @@ async fn invoke(
     // In a block, so the surface's future is dropped before the call
     // leaves the in-flight list below.
     let outcome = {
-        let invocation = FirstPoll::new(CatchUnwind(session.surface().call_with(context)), entry);
+        let invocation = FirstPoll::new(
+            CatchUnwind::new(session.surface().call_with(context)),
+            entry,
+        );
         let limit = lease.shared.config.call_timeout;
         until_done(pin!(invocation), &signal, limit, name).await
     }?;

@@ -14,7 +14,7 @@ pub(super) async fn list_tools(answer: &mut Answer<'_>, params: Option<&Params<'
     if cursor.is_some_and(|c| !c.is_null()) {
         return answer.error(&ErrorObject::new(code::INVALID_PARAMS, "Invalid cursor"));
     }
-    let Ok(tools) = CatchUnwind(lease.session.surface().list_tools()).await else {
+    let Ok(tools) = CatchUnwind::new(lease.session.surface().list_tools()).await else {
         return answer.error(&surface_panicked());
     };
     lease.session.listed(&tools, era);

@@ -9,7 +9,14 @@ use std::task::{Context, Poll};
 use crate::util::future::BoxFuture;
 
 /// A future that resolves to `Err(Panicked)` if polling the wrapped future panics.
-pub(crate) struct CatchUnwind<'a, T>(pub(crate) BoxFuture<'a, T>);
+pub(crate) struct CatchUnwind<'a, T>(BoxFuture<'a, T>);
+
+impl<'a, T> CatchUnwind<'a, T> {
+    /// `future`, whose panics become `Err(Panicked)`.
+    pub(crate) fn new(future: BoxFuture<'a, T>) -> Self {
+        Self(future)
+    }
+}
 
 /// The surface panicked while this request was running.
 #[derive(Debug)]
