@@ -16,6 +16,7 @@ use super::watch::Watch;
 use crate::jsonrpc::{code, ErrorObject, Message, Params, Request};
 use crate::protocol::{era, Era};
 use crate::state::{Lease, McpSessionHeader};
+use ReplyClass::Malformed;
 
 /// Writes `error`, of this class, in answer to a body, or a message in it,
 /// that was not a readable request (with its `id`, when it has one), and
@@ -61,7 +62,7 @@ pub(super) async fn handle_message(
     let era = match era {
         Ok(era) => era,
         Err(error) => {
-            let refused = write_error(out, Some(&id), &error, ReplyClass::Malformed);
+            let refused = write_error(out, Some(&id), &error, Malformed);
             // No era to answer in: told here, not through an `Answer`.
             if let Some(watch) = watch {
                 let (outcome, written) = (refused.outcome(), watch.written_in(out));
@@ -94,14 +95,9 @@ fn request_of<'m>(
 ) -> Result<Request<'m>, Handled> {
     Err(match message {
         Message::Request(request) => return Ok(request),
-        Message::Invalid { id, error } => refused(
-            lease,
-            context,
-            out,
-            id.as_ref(),
-            &error,
-            ReplyClass::Malformed,
-        ),
+        Message::Invalid { id, error } => {
+            refused(lease, context, out, id.as_ref(), &error, Malformed)
+        }
         _ if matches!(context.session, McpSessionHeader::Unknown) => {
             write_error(out, None, &session_not_found(), ReplyClass::UnknownSession)
         }

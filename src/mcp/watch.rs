@@ -147,14 +147,11 @@ impl Watch {
         let Some(observer) = &lease.shared.config.observer else {
             return;
         };
+        let session = Some(lease.session.id());
         observer.tell(&Observation {
-            session: Some(lease.session.id()),
             method: Some(printable_method(method)),
             tool: self.get(Text::Tool),
             protocol_version: era.map(Era::version),
-            elapsed: self.since.elapsed(),
-            outcome,
-            requests: 1,
             request_id: self.get(Text::RequestId),
             client: self.get(Text::ClientName).map(|name| ClientInfo {
                 name,
@@ -165,6 +162,7 @@ impl Watch {
             baggage: self.get(Text::Baggage),
             request_bytes: self.request_bytes,
             response_bytes,
+            ..Observation::bare(session, self.since.elapsed(), outcome)
         });
     }
 }

@@ -117,15 +117,13 @@ impl McpServers<'_> {
                 "for_acp_agent_taking_http needs the agent's name (its agentInfo.name), not an empty one",
             ));
         }
-        let Some(refusal) = http_refusal(initialize_result) else {
-            return Ok(self.to_value());
-        };
-        if initialize_result.pointer("/agentInfo/name") == Some(&Value::from(agent_name)) {
-            return Ok(self.to_value());
+        let named = initialize_result.pointer("/agentInfo/name") == Some(&Value::from(agent_name));
+        match http_refusal(initialize_result) {
+            Some(refusal) if !named => Err(ErrorKind::UnsupportedAgent.error(format!(
+                "{refusal}, and it is not {agent_name:?}, the agent named as taking one without declaring it"
+            ))),
+            _ => Ok(self.to_value()),
         }
-        Err(ErrorKind::UnsupportedAgent.error(format!(
-            "{refusal}, and it is not {agent_name:?}, the agent named as taking one without declaring it"
-        )))
     }
 
     /// The config JSON `runner` reads (see [`Runner`] for each shape). It

@@ -50,15 +50,12 @@ pub(crate) fn race<'a, A: Future, B: Future>(
 /// first poll) never reads the clock or touches the timer wheel. A limit
 /// past the clock's range never passes.
 pub(crate) async fn waiting_at_most<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
-    let mut future = pin!(future);
     let mut timer = pin!(None::<Sleep>);
-    poll_fn(|cx| {
-        if let Poll::Ready(output) = future.as_mut().poll(cx) {
-            return Poll::Ready(Some(output));
-        }
-        poll_limit(timer.as_mut(), limit, cx).map(|()| None)
-    })
-    .await
+    let passed = poll_fn(|cx| poll_limit(timer.as_mut(), limit, cx));
+    match race(pin!(future), pin!(passed)).await {
+        First::Left(output) => Some(output),
+        First::Right(()) => None,
+    }
 }
 
 /// [`waiting_at_most`]'s timer, apart from its generic part so that it is
