@@ -13,8 +13,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::config::ToolHostConfig;
-use crate::conn::Admission;
-use crate::conn::Drain;
+use crate::conn::{Admission, Drain};
 use crate::error::{Error, ErrorKind};
 use crate::http::serve_connection;
 use crate::session::ToolSession;

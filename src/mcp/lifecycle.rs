@@ -3,8 +3,7 @@
 //! and the capabilities both advertise.
 
 use super::reply::{Answer, Handled, ResultKind};
-use crate::jsonrpc::{code, ErrorObject, Params};
-use crate::jsonrpc::{write_json_str, JsonWriter};
+use crate::jsonrpc::{code, write_json_str, ErrorObject, JsonWriter, Params};
 use crate::protocol::{era, Era};
 use crate::state::SessionState;
 use crate::surface::{LogLevel, LEVEL_NAMES};

@@ -7,8 +7,7 @@ use serde_json::Value;
 
 use super::context::RequestContext;
 use super::lifecycle::{discover, initialize, set_log_level};
-use super::reply::{session_not_found, write_error, Answer, Handled};
-use super::reply::{ReplyClass, ResultKind};
+use super::reply::{session_not_found, write_error, Answer, Handled, ReplyClass, ResultKind};
 use super::subscriptions::listen;
 use super::tools_call;
 use super::tools_list::list_tools;

@@ -16,8 +16,7 @@ use serde_json::Value;
 use super::reply::{write_error, Answer, Handled, Listening, ReplyClass, Subscription};
 use crate::jsonrpc::{self, code, ErrorObject, JsonWriter, Params};
 use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
-use crate::state::Lease;
-use crate::state::{Audience, StreamRefused, StreamSlot};
+use crate::state::{Audience, Lease, StreamRefused, StreamSlot};
 
 /// The legacy change notification: no subscription, no params.
 const LEGACY_CHANGE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;

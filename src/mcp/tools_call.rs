@@ -19,17 +19,11 @@ use super::reply::{
 use super::watch::{UntilAnswered, Watch};
 use crate::jsonrpc::{self, code, ErrorObject, Params};
 use crate::observer::Outcome;
-use crate::protocol::param_headers;
-use crate::protocol::{Era, ParamHeaders, META_LOG_LEVEL};
-use crate::state::FirstPoll;
-use crate::state::{Lease, McpSessionHeader};
-use crate::surface::CallEvents;
-use crate::surface::{CancelSignal, ToolCall};
-use crate::surface::{LogLevel, LEVEL_NAMES};
-use crate::tool::is_valid_name;
-use crate::tool::ToolOutcome;
-use crate::util::{race, sse_event, waiting_at_most, First};
-use crate::util::{CatchUnwind, Panicked};
+use crate::protocol::{param_headers, Era, ParamHeaders, META_LOG_LEVEL};
+use crate::state::{FirstPoll, Lease, McpSessionHeader};
+use crate::surface::{CallEvents, CancelSignal, LogLevel, ToolCall, LEVEL_NAMES};
+use crate::tool::{is_valid_name, ToolOutcome};
+use crate::util::{race, sse_event, waiting_at_most, CatchUnwind, First, Panicked};
 
 /// Checks a call and whether its tool is visible *now*; then runs it
 /// inline (a JSON response) or, when the client may take a stream

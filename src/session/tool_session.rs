@@ -7,8 +7,7 @@ use std::sync::Arc;
 use super::mcp_servers::McpServers;
 use crate::auth::Bearer;
 use crate::observer::SessionId;
-use crate::state::ListChangedNotifier;
-use crate::state::{SessionState, Shared};
+use crate::state::{ListChangedNotifier, SessionState, Shared};
 
 /// One ACP session's hold on the host: a bearer, and the surface it reaches.
 ///

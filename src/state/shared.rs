@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::auth::Bearer;
-use crate::auth::{RevocationSlab, SlotRef};
+use crate::auth::{Bearer, RevocationSlab, SlotRef};
 use crate::config::ToolHostConfig;
 use crate::conn::SessionShare;
 use crate::error::{Error, ErrorKind};

@@ -7,8 +7,7 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::JsonWriter;
-use crate::protocol::Era;
-use crate::protocol::{param_headers, HeaderBinding};
+use crate::protocol::{param_headers, Era, HeaderBinding};
 
 /// Longest tool name MCP allows (2025-11-25, "Tool names").
 pub(crate) const MAX_NAME_CHARS: usize = 128;
