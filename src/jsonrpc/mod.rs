@@ -40,50 +40,55 @@ const JSONRPC_VERSION: &str = r#""jsonrpc":"2.0""#;
 /// result object's members `members` writes. (MCP results are always
 /// objects.)
 ///
-/// Generic only in its head: the framing (`write_framed`) is compiled
-/// once, not once per caller's closure.
+/// Generic only in this one line: the framing below is compiled once, not
+/// once per caller's closure.
 pub(crate) fn write_result(
     out: &mut Vec<u8>,
     id: &Value,
     members: impl FnOnce(&mut JsonWriter<'_>),
 ) {
+    let mut members = Some(members);
+    write_result_with(out, id, &mut |result| {
+        members.take().map_or((), |m| m(result))
+    });
+}
+
+fn write_result_with(out: &mut Vec<u8>, id: &Value, members: &mut dyn FnMut(&mut JsonWriter<'_>)) {
     let mut response = JsonWriter::object_starting(out, JSONRPC_VERSION);
     response.value("id", id);
-    write_framed(response, "result", &mut once(members));
+    let mut result = response.object_in("result");
+    members(&mut result);
+    result.end();
+    response.end();
 }
 
 /// A notification, `{"jsonrpc":"2.0","method":METHOD,"params":{…}}`, whose
 /// params' members `params` writes, in a buffer of its own.
-/// (Generic only in its head, as [`write_result`] is.)
+/// (Generic only in its first line, as [`write_result`] is.)
 pub(crate) fn notification(
     capacity: usize,
     method: &str,
     params: impl FnOnce(&mut JsonWriter<'_>),
 ) -> Vec<u8> {
+    let mut params = Some(params);
+    notification_with(capacity, method, &mut |members| {
+        params.take().map_or((), |p| p(members))
+    })
+}
+
+fn notification_with(
+    capacity: usize,
+    method: &str,
+    params: &mut dyn FnMut(&mut JsonWriter<'_>),
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(capacity);
     let mut message = JsonWriter::object_starting(&mut out, JSONRPC_VERSION);
     message.str("method", method);
-    write_framed(message, "params", &mut once(params));
-    out
-}
-
-/// The rest of a message whose head is written: the object member `name`,
-/// whose members `members` writes, and the message's end.
-fn write_framed(
-    mut message: JsonWriter<'_>,
-    name: &str,
-    members: &mut dyn FnMut(&mut JsonWriter<'_>),
-) {
-    let mut object = message.object_in(name);
-    members(&mut object);
-    object.end();
+    let mut members = message.object_in("params");
+    params(&mut members);
+    members.end();
     message.end();
-}
-
-/// `write` as the `FnMut` that [`write_framed`] takes; it is called once.
-fn once(write: impl FnOnce(&mut JsonWriter<'_>)) -> impl FnMut(&mut JsonWriter<'_>) {
-    let mut write = Some(write);
-    move |writer| write.take().map_or((), |write| write(writer))
+    out
 }
 
 /// Writes an error response. An unknown id is written as `null`, as
