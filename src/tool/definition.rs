@@ -253,19 +253,20 @@ impl ToolInner {
             entry.value("outputSchema", schema);
         }
         if let Some(a) = &self.annotations {
-            // The hints that are set, collected into a map as they always were
-            // (so in the order it keeps).
-            let hints: serde_json::Map<String, Value> = [
-                ("title", a.title.clone().map(Value::from)),
-                ("readOnlyHint", a.read_only_hint.map(Value::from)),
-                ("destructiveHint", a.destructive_hint.map(Value::from)),
-                ("idempotentHint", a.idempotent_hint.map(Value::from)),
-                ("openWorldHint", a.open_world_hint.map(Value::from)),
-            ]
-            .into_iter()
-            .filter_map(|(key, value)| Some((key.to_owned(), value?)))
-            .collect();
-            entry.value("annotations", &Value::Object(hints));
+            // Inserted one by one: collecting the map from an iterator
+            // compiles BTreeMap's sort-and-build, about 10 KB in a consumer.
+            let mut map = serde_json::Map::new();
+            let mut put = |key: &str, value: Option<Value>| {
+                if let Some(value) = value {
+                    map.insert(key.to_owned(), value);
+                }
+            };
+            put("title", a.title.clone().map(Value::from));
+            put("readOnlyHint", a.read_only_hint.map(Value::from));
+            put("destructiveHint", a.destructive_hint.map(Value::from));
+            put("idempotentHint", a.idempotent_hint.map(Value::from));
+            put("openWorldHint", a.open_world_hint.map(Value::from));
+            entry.value("annotations", &Value::Object(map));
         }
         entry.end();
         String::from_utf8(out)
