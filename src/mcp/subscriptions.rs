@@ -69,13 +69,16 @@ const MAX_LISTEN_ID_BYTES: usize = 256;
 
 /// Whether `id`, written as JSON, is over [`MAX_LISTEN_ID_BYTES`]: a
 /// string that is, even unescaped, is refused without a scan (a 4 MiB id
-/// is not read to be refused); any other is written by serde_json, escapes
-/// and all, into a stack buffer of the limit's size, which fails when it
-/// runs out.
+/// is not copied to be refused); any other is written by serde_json,
+/// escapes and all, and measured. What is written is small: a string of
+/// at most 254 bytes (six bytes each once escaped) or an integer, the only
+/// ids `jsonrpc::read` admits. Written into a `Vec` through the same
+/// serde_json code the response writer uses: a stack buffer instead was a
+/// second copy of that code, 4,700 bytes of the stripped size consumer
+/// (2026-12-07, measured on `18f6741`).
 fn id_too_long(id: &Value) -> bool {
-    id.as_str()
-        .is_some_and(|text| text.len() + 2 > MAX_LISTEN_ID_BYTES)
-        || serde_json::to_writer(&mut [0u8; MAX_LISTEN_ID_BYTES][..], id).is_err()
+    matches!(id.as_str(), Some(text) if text.len() + 2 > MAX_LISTEN_ID_BYTES)
+        || serde_json::to_vec(id).is_ok_and(|written| written.len() > MAX_LISTEN_ID_BYTES)
 }
 
 /// `subscriptions/listen` (2026-07-28): an SSE stream that acknowledges
