@@ -73,9 +73,9 @@ const MAX_LISTEN_ID_BYTES: usize = 256;
 /// escapes and all, and measured. What is written is small: a string of
 /// at most 254 bytes (six bytes each once escaped) or an integer, the only
 /// ids `jsonrpc::read` admits. Written into a `Vec` through the same
-/// serde_json code the response writer uses: a stack buffer instead was a
-/// second copy of that code, 4,700 bytes of the stripped size consumer
-/// (2026-12-07, measured on `18f6741`).
+/// serde_json code the response writer uses: a stack buffer instead
+/// compiled another copy of that code, 4,760 bytes of the stripped size
+/// consumer (2026-12-07, measured on `18f6741`).
 fn id_too_long(id: &Value) -> bool {
     matches!(id.as_str(), Some(text) if text.len() + 2 > MAX_LISTEN_ID_BYTES)
         || serde_json::to_vec(id).is_ok_and(|written| written.len() > MAX_LISTEN_ID_BYTES)
