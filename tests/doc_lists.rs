@@ -13,6 +13,11 @@
 //!   an agent test observes (`support::agents::observe` and its kin), or
 //!   one named here with the reason no test can; and every row a test
 //!   observes is in the table.
+//! - Every name README.md or CHANGELOG.md gives as a `ToolHostConfig`
+//!   field (`ToolHostConfig::name`, CHANGELOG.md's list of the fields it
+//!   gained, the names in README.md's security model) and every term of
+//!   the memory bound in its docs is one of its fields. No doc lists every
+//!   field: the struct's own docs are that list.
 
 use std::path::Path;
 
@@ -375,4 +380,69 @@ fn every_row_of_the_agent_table_is_observed_or_given() {
             "a test observes the row {row:?}, which README's agent table lacks: {table:?}"
         );
     }
+}
+
+/// Whether `word` is a snake_case name (`max_batch_len`, not
+/// `tests/memory.rs`, `Error` or `the`).
+fn is_snake_name(word: &str) -> bool {
+    word.contains('_') && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+}
+
+/// The backticked snake_case names in `text`, in order.
+fn snake_names(text: &str) -> Vec<String> {
+    let quoted = text.split('`').skip(1).step_by(2);
+    quoted
+        .filter(|name| is_snake_name(name))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every name the docs give as a `ToolHostConfig` field is one (see the
+/// module doc), so renaming a field fails here until the docs follow.
+#[test]
+fn the_docs_name_only_real_config_fields() {
+    let config = read("src/config.rs");
+    let fields = pub_fields(&config, "ToolHostConfig");
+    assert!(fields.len() >= 20, "{fields:?}");
+    let (readme, changelog) = (read("README.md"), read("CHANGELOG.md"));
+    let mut named = Vec::new();
+    // `ToolHostConfig::name` in either file (rustdoc checks src/'s links).
+    for text in [&readme, &changelog] {
+        for (at, _) in text.match_indices("`ToolHostConfig::") {
+            let rest = &text[at + "`ToolHostConfig::".len()..];
+            named.push(rest[..rest.find('`').expect("closed")].to_owned());
+        }
+    }
+    // CHANGELOG.md's list of the fields a pre-release checkout lacked.
+    let gained = section(&changelog, "`ToolHostConfig` gained public fields (", ")");
+    named.extend(snake_names(gained));
+    // The memory bound's terms in `ToolHostConfig`'s docs.
+    let bound = section(&config, "/// ```text", "/// ```");
+    named.extend(
+        bound
+            .split_whitespace()
+            .filter(|w| is_snake_name(w))
+            .map(str::to_owned),
+    );
+    assert!(named.len() >= 15, "the lists were not found: {named:?}");
+    let unknown: Vec<_> = named.iter().filter(|name| !fields.contains(name)).collect();
+    assert!(
+        unknown.is_empty(),
+        "not fields of ToolHostConfig: {unknown:?}"
+    );
+    // README's security model names each limit it relies on: every
+    // snake_case name there is a config field or a function of the crate.
+    let model = section(&readme, "## Security model", "\n## ");
+    let sources: String = ["src/session/agent_config.rs", "src/session/mcp_servers.rs"]
+        .map(read)
+        .concat();
+    let not_code: Vec<_> = snake_names(model)
+        .into_iter()
+        .filter(|name| name != "inet_diag") // Linux's socket-diagnostics interface
+        .filter(|name| !fields.contains(name) && !sources.contains(&format!("fn {name}(")))
+        .collect();
+    assert!(
+        not_code.is_empty(),
+        "README's security model names {not_code:?}"
+    );
 }
