@@ -35,6 +35,11 @@ fn item<'a>(source: &'a str, head: &str) -> &'a str {
     &body[..body.find("\n}\n").expect("the item ends")]
 }
 
+/// The backticked spans of `text`, in order.
+fn backticked(text: &str) -> impl Iterator<Item = &str> {
+    text.split('`').skip(1).step_by(2)
+}
+
 /// The `pub` fields of the struct `name` in `source`, in order.
 fn pub_fields(source: &str, name: &str) -> Vec<String> {
     item(source, &format!("pub struct {name}"))
@@ -61,11 +66,7 @@ fn first_column(markdown: &str, heading: &str) -> Vec<String> {
         .skip(2) // the header and its rule
         .flat_map(|row| {
             let cell = row.split('|').nth(1).unwrap_or_default();
-            cell.split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
+            backticked(cell).map(str::to_owned).collect::<Vec<_>>()
         })
         .collect()
 }
@@ -155,13 +156,7 @@ fn changelog_names(changelog: &str) -> Vec<(String, Vec<String>)> {
         .expect("the public API paragraph");
     let paragraph = &changelog[start..];
     let paragraph = &paragraph[..paragraph.find("\n- ").unwrap_or(paragraph.len())];
-    let ticked = |text: &str| -> Vec<String> {
-        text.split('`')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_owned)
-            .collect()
-    };
+    let ticked = |text: &str| -> Vec<String> { backticked(text).map(str::to_owned).collect() };
     let root_start = paragraph.find("needs:").expect("the root's list") + "needs:".len();
     let root_end = paragraph.find("The rest moved").expect("the modules' list");
     let mut lists = vec![(String::new(), ticked(&paragraph[root_start..root_end]))];
@@ -203,10 +198,7 @@ fn variants(source: &str, name: &str) -> Vec<String> {
 /// The backticked words of `text` that are a capitalized name, or that
 /// name one as `Type::Name`.
 fn capitalized_names(text: &str) -> Vec<String> {
-    let mut found: Vec<String> = text
-        .split('`')
-        .skip(1)
-        .step_by(2)
+    let mut found: Vec<String> = backticked(text)
         .flat_map(|ticked| ticked.rsplit("::").next())
         .map(|name| name.split([' ', '{']).next().unwrap_or_default().to_owned())
         .filter(|name| {
@@ -281,7 +273,7 @@ fn the_readme_names_every_runtime_dependency_and_its_features() {
         .filter(|row| row.starts_with("| `"))
         .map(|row| {
             let cell = row.split('|').nth(1).unwrap_or_default();
-            let mut ticked = cell.split('`').skip(1).step_by(2).map(str::to_owned);
+            let mut ticked = backticked(cell).map(str::to_owned);
             let name = ticked.next().unwrap_or_default();
             (name, ticked.collect())
         })
@@ -390,8 +382,7 @@ fn is_snake_name(word: &str) -> bool {
 
 /// The backticked snake_case names in `text`, in order.
 fn snake_names(text: &str) -> Vec<String> {
-    let quoted = text.split('`').skip(1).step_by(2);
-    quoted
+    backticked(text)
         .filter(|name| is_snake_name(name))
         .map(str::to_owned)
         .collect()
@@ -408,10 +399,8 @@ fn the_docs_name_only_real_config_fields() {
     let mut named = Vec::new();
     // `ToolHostConfig::name` in either file (rustdoc checks src/'s links).
     for text in [&readme, &changelog] {
-        for (at, _) in text.match_indices("`ToolHostConfig::") {
-            let rest = &text[at + "`ToolHostConfig::".len()..];
-            named.push(rest[..rest.find('`').expect("closed")].to_owned());
-        }
+        let paths = backticked(text).filter_map(|span| span.strip_prefix("ToolHostConfig::"));
+        named.extend(paths.map(str::to_owned));
     }
     // CHANGELOG.md's list of the fields a pre-release checkout lacked.
     let gained = section(&changelog, "`ToolHostConfig` gained public fields (", ")");
